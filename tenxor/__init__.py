@@ -1,0 +1,80 @@
+"""tenxor: a tensor library built from scratch, one chapter at a time.
+
+The chapter modules hold the exercises: storage (1), strides (2), views (3), broadcasting
+(4) and reductions (5). `tenxor.course` holds the provided course tooling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .broadcasting import broadcast_shapes
+from .printing import tensor_to_string, tprint
+from .storage import DTYPES, DType, Storage, bfloat16, float32, float64, int32, int64
+from .storage import bool_ as bool  # noqa: A001 - tenxor.bool, as torch.bool
+from .strides import Layout
+from .tensor import Tenxor, arange, full, manual_seed, ones, rand, tensor, where, zeros
+
+__all__ = [
+    "DTYPES", "DType", "Layout", "Storage", "Tenxor",
+    "arange", "argmax", "bfloat16", "bool", "broadcast_shapes", "broadcast_to", "exp",
+    "float32", "float64", "full", "int32", "int64", "leaky_relu", "log", "manual_seed",
+    "masked_softmax", "matmul", "max", "mean", "min", "ones", "rand", "relu", "softmax",
+    "sum", "tensor", "tensor_to_string", "tprint", "where", "zeros",
+]  # fmt: skip
+
+
+def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
+    """The matrix product of `a` and `b` with NumPy's rules (see Tenxor.matmul)."""
+    return a.matmul(b)
+
+
+def softmax(t: Tenxor, dim: int) -> Tenxor:
+    """Numerically stable softmax along `dim`."""
+    return t.softmax(dim)
+
+
+def masked_softmax(t: Tenxor, mask: Any, dim: int) -> Tenxor:
+    """Softmax along `dim` over the elements where `mask` holds; fully masked runs give 0."""
+    return t.masked_softmax(mask, dim)
+
+
+def broadcast_to(t: Tenxor, shape: tuple[int, ...]) -> Tenxor:
+    """A view of `t` stretched to `shape` with stride 0 (see Tenxor.expand)."""
+    return t.broadcast_to(shape)
+
+
+def exp(t: Tenxor) -> Tenxor:
+    return t.exp()
+
+
+def log(t: Tenxor) -> Tenxor:
+    return t.log()
+
+
+def relu(t: Tenxor) -> Tenxor:
+    return t.relu()
+
+
+def leaky_relu(t: Tenxor, slope: float = 0.01) -> Tenxor:
+    return t.leaky_relu(slope)
+
+
+def sum(t: Tenxor, dim: Any = None, keepdim: bool = False) -> Tenxor:  # noqa: A001
+    return t.sum(dim, keepdim)
+
+
+def mean(t: Tenxor, dim: Any = None, keepdim: bool = False) -> Tenxor:
+    return t.mean(dim, keepdim)
+
+
+def max(t: Tenxor, dim: Any = None, keepdim: bool = False) -> Tenxor:  # noqa: A001
+    return t.max(dim, keepdim)
+
+
+def min(t: Tenxor, dim: Any = None, keepdim: bool = False) -> Tenxor:  # noqa: A001
+    return t.min(dim, keepdim)
+
+
+def argmax(t: Tenxor, dim: int | None = None, keepdim: bool = False) -> Tenxor:
+    return t.argmax(dim, keepdim)

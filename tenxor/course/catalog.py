@@ -1,0 +1,107 @@
+"""The exercise catalog: every exercise of the course, its function, notebook, points and the
+exercises it builds on. Release, check, grade and verify all read this one list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One exercise: the function a learner fills in and how it is graded."""
+
+    id: str
+    title: str
+    module: str  # the chapter module, e.g. "tenxor.strides"
+    function: str
+    notebook: str
+    points: int
+    depends_on: tuple[str, ...] = ()
+
+    @property
+    def path(self) -> str:
+        """The file that holds the function, relative to the project root."""
+        return self.module.replace(".", "/") + ".py"
+
+
+def _chapter(notebook: str, module: str, *rows: tuple) -> list[Exercise]:
+    return [
+        Exercise(id, title, module, function, f"notebooks/{notebook}.ipynb", points, tuple(deps))
+        for id, title, function, points, deps in rows
+    ]
+
+
+CATALOG: tuple[Exercise, ...] = tuple(
+    _chapter(
+        "01_storage",
+        "tenxor.storage",
+        ("1.1", "Element count of a shape", "numel", 2, []),
+        ("1.2", "Round a float32 to bfloat16", "round_to_bfloat16", 5, []),
+        ("1.3", "Byte strides from element strides", "byte_strides", 2, []),
+    )
+    + _chapter(
+        "02_strides",
+        "tenxor.strides",
+        ("2.1", "Row-major strides", "contiguous_strides", 3, []),
+        ("2.2", "Column-major strides", "column_major_strides", 2, []),
+        ("2.3", "Index to offset", "index_to_offset", 3, []),
+        ("2.4", "Offset to index", "offset_to_index", 3, []),
+        ("2.5", "The next index in row-major order", "next_index", 3, []),
+        ("2.6", "Contiguity", "is_contiguous", 3, []),
+    )
+    + _chapter(
+        "03_views",
+        "tenxor.views",
+        ("3.1", "Infer the -1 in a shape", "infer_shape", 3, []),
+        ("3.2", "Squeeze as a layout", "squeeze_layout", 3, []),
+        ("3.3", "Unsqueeze as a layout", "unsqueeze_layout", 3, []),
+        ("3.4", "Permute as a layout", "permute_layout", 3, []),
+        ("3.5", "Indexing and slicing as a layout", "index_layout", 7, []),
+        ("3.6", "Reshape without a copy", "view_layout", 6, ["3.1", "2.1"]),
+    )
+    + _chapter(
+        "04_broadcasting",
+        "tenxor.broadcasting",
+        ("4.1", "Broadcast shapes", "broadcast_shapes", 4, []),
+        ("4.2", "Expand as a layout with stride 0", "expand_layout", 4, []),
+        ("4.3", "Walk the offsets of a layout", "walk_offsets", 4, []),
+        ("4.4", "Read a layout's values row by row", "read_values", 4, ["4.3"]),
+        ("4.5", "The map kernel", "map_values", 2, ["4.4"]),
+        ("4.6", "The zip kernel with broadcasting", "zip_values", 4, ["4.1", "4.2", "4.4"]),
+    )
+    + _chapter(
+        "05_reductions",
+        "tenxor.reductions",
+        ("5.1", "The reduce kernel", "reduce_values", 7, ["3.4", "4.4"]),
+        ("5.2", "Mean from sum", "mean", 3, ["5.1", "4.6", "2.1"]),
+        ("5.3", "Argmax", "first_largest_position", 3, ["5.1", "2.1"]),
+        ("5.4", "Matmul from broadcast-multiply and sum", "matmul", 6,
+         ["3.2", "3.3", "3.4", "4.6", "5.1", "2.1"]),
+        ("5.5", "Stable softmax", "softmax", 4, ["5.1", "4.5", "4.6", "2.1"]),
+        ("5.6", "Masked softmax", "masked_softmax", 4, ["5.1", "4.5", "4.6", "2.1"]),
+    )
+)  # fmt: skip
+
+BY_ID: dict[str, Exercise] = {exercise.id: exercise for exercise in CATALOG}
+
+
+def exercise(exercise_id: str) -> Exercise:
+    """The exercise with this id, or a KeyError listing the known ids."""
+    try:
+        return BY_ID[exercise_id]
+    except KeyError:
+        raise KeyError(
+            f"no exercise {exercise_id!r}; known exercises: {', '.join(BY_ID)}"
+        ) from None
+
+
+def prerequisites(exercise_id: str) -> set[str]:
+    """Every exercise that `exercise_id` builds on, directly or through others."""
+    found: set[str] = set()
+    pending = list(exercise(exercise_id).depends_on)
+    while pending:
+        current = pending.pop()
+        if current not in found:
+            found.add(current)
+            pending.extend(exercise(current).depends_on)
+    return found

@@ -1,0 +1,151 @@
+"""Chapter 5: reductions, matmul and softmax.
+
+A reduction folds every run of elements along some dims into one value. With views to move
+the reduced dims last and the kernels of chapter 4 to read them, one `reduce` gives sum,
+mean, max, min and argmax; broadcasting plus sum gives matmul; and a few reductions give a
+numerically stable softmax. These are the exercises of notebook 05_reductions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .broadcasting import Values, read_values
+from .strides import Layout, Shape, normalize_dims
+from .views import permute_layout
+
+if TYPE_CHECKING:
+    from .tensor import Tenxor
+
+Dims = int | Sequence[int] | None
+Fold = Callable[[list[Any]], Any]
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercises
+# ---------------------------------------------------------------------------------------------
+
+
+def reduce_values(
+    fold: Fold, data: Values, layout: Layout, dims: Dims = None, keepdim: bool = False
+) -> tuple[Shape, list[Any]]:
+    """Fold every run of elements along `dims` (None: all dims) into one value.
+
+    Returns the result's shape (reduced dims removed, or kept with size 1 when `keepdim`) and
+    its values in row-major order. `fold` takes the list of one run's elements.
+    """
+    # BEGIN SOLUTION 5.1
+    reduced = normalize_dims(dims, layout.ndim)
+    kept = [d for d in range(layout.ndim) if d not in reduced]
+    run = 1
+    for d in reduced:
+        run *= layout.shape[d]
+    outputs = 1
+    for d in kept:
+        outputs *= layout.shape[d]
+    values = read_values(data, permute_layout(layout, kept + list(reduced)))
+    results = [fold(values[i * run : (i + 1) * run]) for i in range(outputs)]
+    if keepdim:
+        shape = tuple(1 if d in reduced else size for d, size in enumerate(layout.shape))
+    else:
+        shape = tuple(layout.shape[d] for d in kept)
+    return shape, results
+    # END SOLUTION 5.1
+
+
+def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
+    """The average of the elements along `dim` (None: all of them): their sum over their count.
+
+    Integer and bool tensors give float64 means; an empty run gives nan.
+    """
+    # BEGIN SOLUTION 5.2
+    count = 1
+    for d in normalize_dims(dim, t.ndim):
+        count *= t.shape[d]
+    return t.sum(dim, keepdim=keepdim) / count
+    # END SOLUTION 5.2
+
+
+def first_largest_position(run: list[Any]) -> int:
+    """The position of the largest element of `run`, the first one on a tie; a NaN counts as
+    the largest. This is the fold behind argmax."""
+    # BEGIN SOLUTION 5.3
+    best = 0
+    for position, value in enumerate(run):
+        if value != value:  # NaN
+            return position
+        if value > run[best]:
+            best = position
+    return best
+    # END SOLUTION 5.3
+
+
+def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
+    """The matrix product with NumPy's rules, from broadcast-multiply and sum.
+
+    The last two dims are matrices and the dims before them broadcast as batch dims; a 1-D
+    `a` is a row vector and a 1-D `b` a column vector, and their added dim is removed again.
+    """
+    # BEGIN SOLUTION 5.4
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(f"matmul needs at least 1 dim in each operand, got {a.shape} @ {b.shape}")
+    left = a.unsqueeze(0) if a.ndim == 1 else a  # [..., n, k]
+    right = b.unsqueeze(-1) if b.ndim == 1 else b  # [..., k, m]
+    if left.shape[-1] != right.shape[-2]:
+        raise ValueError(
+            f"matmul of shapes {a.shape} and {b.shape}: inner dims {left.shape[-1]} and "
+            f"{right.shape[-2]} differ"
+        )
+    # [..., n, 1, k] * [..., 1, m, k] -> [..., n, m, k], then sum over k
+    products = left.unsqueeze(-2) * right.transpose(-1, -2).unsqueeze(-3)
+    result = products.sum(-1)
+    if a.ndim == 1:
+        result = result.squeeze(-2)
+    if b.ndim == 1:
+        result = result.squeeze(-1)
+    return result
+    # END SOLUTION 5.4
+
+
+def softmax(t: Tenxor, dim: int) -> Tenxor:
+    """exp(t) normalised to sum to 1 along `dim`, computed without overflow by subtracting
+    each run's maximum first (which leaves the result unchanged)."""
+    # BEGIN SOLUTION 5.5
+    shifted = t - t.max(dim, keepdim=True)
+    weights = shifted.exp()
+    return weights / weights.sum(dim, keepdim=True)
+    # END SOLUTION 5.5
+
+
+def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
+    """softmax along `dim` over only the elements where `mask` is true (mask broadcasts to t).
+
+    Masked-out elements get weight 0, and a run with no element left gives all zeros.
+    """
+    # BEGIN SOLUTION 5.6
+    masked = t.where(mask, -math.inf)
+    peak = masked.max(dim, keepdim=True)
+    peak = peak.where(peak > -math.inf, 0.0)  # a fully masked run has no peak
+    weights = (masked - peak).exp()  # exp(-inf) = 0 where masked out
+    total = weights.sum(dim, keepdim=True)
+    return weights / total.where(total > 0, 1.0)
+    # END SOLUTION 5.6
+
+
+# ---------------------------------------------------------------------------------------------
+# Folds for the provided reductions
+# ---------------------------------------------------------------------------------------------
+
+
+def largest(run: list[Any]) -> Any:
+    """The largest element of a non-empty run; NaN if the run holds one."""
+    top = max(run)
+    return top if top == top and not any(v != v for v in run) else math.nan
+
+
+def smallest(run: list[Any]) -> Any:
+    """The smallest element of a non-empty run; NaN if the run holds one."""
+    bottom = min(run)
+    return bottom if bottom == bottom and not any(v != v for v in run) else math.nan

@@ -1,0 +1,194 @@
+"""Chapter 1: storage.
+
+A tensor keeps all of its elements in one flat, typed buffer: its storage. The shape only
+says how to read that buffer as a grid. This module defines the data types a storage can
+hold, the storage itself, and the exercises of notebook 01_storage.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+Number = float | int | bool
+
+
+@dataclass(frozen=True)
+class DType:
+    """A data type: its name, how many bytes one element takes, and what kind of number it is."""
+
+    name: str
+    itemsize: int
+    kind: str  # "float", "int" or "bool"
+    typecode: str  # the `array` typecode of the buffer that stores it
+
+    def __repr__(self) -> str:
+        return f"tenxor.{self.name}"
+
+
+float64 = DType("float64", 8, "float", "d")
+float32 = DType("float32", 4, "float", "f")
+bfloat16 = DType("bfloat16", 2, "float", "H")  # stored as 16-bit patterns
+int64 = DType("int64", 8, "int", "q")
+int32 = DType("int32", 4, "int", "i")
+bool_ = DType("bool", 1, "bool", "B")
+
+DTYPES: dict[str, DType] = {d.name: d for d in (float64, float32, bfloat16, int64, int32, bool_)}
+
+# From the narrowest to the widest: the result of mixing two dtypes is the later one.
+PROMOTION_ORDER: tuple[DType, ...] = (bool_, int32, int64, bfloat16, float32, float64)
+
+
+def as_dtype(dtype: DType | str) -> DType:
+    """The DType named by `dtype` (a DType or one of the names in DTYPES)."""
+    if isinstance(dtype, DType):
+        return dtype
+    if isinstance(dtype, str) and dtype in DTYPES:
+        return DTYPES[dtype]
+    raise TypeError(f"unknown dtype {dtype!r}; expected one of {', '.join(DTYPES)}")
+
+
+def promote(a: DType, b: DType) -> DType:
+    """The dtype that can hold the result of combining an `a` and a `b` element."""
+    return max(a, b, key=PROMOTION_ORDER.index)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercises
+# ---------------------------------------------------------------------------------------------
+
+
+def numel(shape: Sequence[int]) -> int:
+    """The number of elements a tensor of this shape holds (1 for the 0-d shape `()`).
+
+    Raises ValueError if a size is negative.
+    """
+    # BEGIN SOLUTION 1.1
+    count = 1
+    for size in shape:
+        if size < 0:
+            raise ValueError(f"shape {tuple(shape)} has a negative size {size}")
+        count *= size
+    return count
+    # END SOLUTION 1.1
+
+
+def round_to_bfloat16(bits32: int) -> int:
+    """The bfloat16 bit pattern nearest to the float32 with bit pattern `bits32`.
+
+    bfloat16 keeps the top 16 bits of a float32 (sign, 8 exponent bits, 7 mantissa bits).
+    The dropped 16 bits round to nearest, ties to even; a NaN stays a NaN.
+    """
+    # BEGIN SOLUTION 1.2
+    if not 0 <= bits32 < 2**32:
+        raise ValueError(f"{bits32} is not a 32-bit pattern (expected 0 to {2**32 - 1})")
+    exponent = (bits32 >> 23) & 0xFF
+    mantissa = bits32 & 0x7FFFFF
+    if exponent == 0xFF and mantissa != 0:
+        return (bits32 >> 16) | 0x0040  # a quiet NaN with the same sign
+    upper = bits32 >> 16
+    lower = bits32 & 0xFFFF
+    if lower > 0x8000 or (lower == 0x8000 and upper & 1):
+        upper += 1  # a carry into the exponent is right: it rounds up to the next binade or inf
+    return upper
+    # END SOLUTION 1.2
+
+
+def byte_strides(strides: Sequence[int], itemsize: int) -> tuple[int, ...]:
+    """Strides measured in bytes (as NumPy reports them) from strides measured in elements."""
+    # BEGIN SOLUTION 1.3
+    if itemsize <= 0:
+        raise ValueError(f"itemsize must be positive, got {itemsize}")
+    return tuple(stride * itemsize for stride in strides)
+    # END SOLUTION 1.3
+
+
+# ---------------------------------------------------------------------------------------------
+# Bit patterns
+# ---------------------------------------------------------------------------------------------
+
+
+def float32_bits(values: Sequence[float]) -> list[int]:
+    """The 32-bit patterns of `values` rounded to float32 (too large becomes infinity)."""
+    return array("I", array("f", values).tobytes()).tolist()
+
+
+def bfloat16_to_float(patterns: Sequence[int]) -> list[float]:
+    """The numbers that bfloat16 bit patterns stand for."""
+    widened = array("I", [pattern << 16 for pattern in patterns])
+    return array("f", widened.tobytes()).tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# Storage
+# ---------------------------------------------------------------------------------------------
+
+
+def _encode(values: Iterable[Number], dtype: DType) -> array:
+    """A buffer holding `values` in `dtype`; raises a clear error for values it cannot hold."""
+    values = list(values)
+    try:
+        if dtype is bfloat16:
+            return array("H", [round_to_bfloat16(b) for b in float32_bits(values)])
+        if dtype is bool_:
+            return array("B", [bool(v) for v in values])
+        if dtype.kind == "int":
+            _reject_floats(values, dtype)
+        return array(dtype.typecode, values)
+    except OverflowError:
+        worst = max(values, key=abs)
+        raise OverflowError(f"value {worst} does not fit in {dtype.name}") from None
+    except TypeError:
+        bad = next(v for v in values if not isinstance(v, int | float))
+        raise TypeError(f"{dtype.name} storage cannot hold {bad!r} ({type(bad).__name__})") from None
+
+
+def _reject_floats(values: list[Number], dtype: DType) -> None:
+    """Raise if a float is about to be stored in an integer dtype."""
+    for value in values:
+        if isinstance(value, float):
+            raise TypeError(
+                f"{dtype.name} storage cannot hold the float {value!r}; convert it first"
+            )
+
+
+class Storage:
+    """A flat typed buffer: the one place where a tensor's elements live.
+
+    Views share a Storage; a copy gets a new one. Elements are addressed by offset.
+    """
+
+    def __init__(self, values: Iterable[Number], dtype: DType | str = float64) -> None:
+        self.dtype = as_dtype(dtype)
+        self.buffer = _encode(values, self.dtype)
+
+    def __len__(self) -> int:
+        return len(self.buffer)
+
+    def __getitem__(self, offset: int) -> Number:
+        if self.dtype is bfloat16:
+            return bfloat16_to_float([self.buffer[offset]])[0]
+        if self.dtype is bool_:
+            return bool(self.buffer[offset])
+        return self.buffer[offset]
+
+    def __setitem__(self, offset: int, value: Number) -> None:
+        self.buffer[offset] = _encode([value], self.dtype)[0]
+
+    def values(self) -> Sequence[Number]:
+        """Every element as a Python number, in offset order."""
+        if self.dtype is bfloat16:
+            return bfloat16_to_float(self.buffer)
+        if self.dtype is bool_:
+            return [bool(v) for v in self.buffer]
+        return self.buffer
+
+    def tobytes(self) -> bytes:
+        """The raw bytes of the buffer, in the machine's byte order."""
+        return self.buffer.tobytes()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(str(v) for v in list(self.values())[:8])
+        more = ", ..." if len(self) > 8 else ""
+        return f"Storage([{shown}{more}], dtype={self.dtype.name}, size={len(self)})"

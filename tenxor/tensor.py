@@ -1,0 +1,632 @@
+"""The Tenxor: a storage plus a layout.
+
+Every method is a thin delegation to the chapter modules: views call the layout functions of
+chapters 2 and 3, arithmetic calls the kernels of chapter 4, reductions call chapter 5. This
+module is provided; the exercises live in the chapter modules.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import random
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from . import broadcasting as bc
+from . import reductions as rd
+from .printing import format_tensor
+from .storage import (
+    DType,
+    Number,
+    Storage,
+    as_dtype,
+    bool_,
+    byte_strides,
+    float64,
+    int64,
+    numel,
+    promote,
+)
+from .strides import Layout, Shape, contiguous_strides, is_contiguous, normalize_dims, offset_range
+from .views import (
+    index_layout,
+    movedim_layout,
+    permute_layout,
+    squeeze_layout,
+    transpose_layout,
+    unsqueeze_layout,
+    view_layout,
+)
+
+Operand = Any  # a Tenxor or a Python number
+
+
+class Tenxor:
+    """A tensor: elements in a Storage, read through a Layout `(shape, strides, offset)`."""
+
+    __hash__ = object.__hash__  # == compares elementwise, so hash by identity
+
+    def __init__(self, storage: Storage, layout: Layout) -> None:
+        if 0 not in layout.shape:
+            low, high = offset_range(layout)
+            if low < 0 or high >= len(storage):
+                raise IndexError(
+                    f"layout {layout} reaches offsets {low} to {high}, "
+                    f"but the storage has {len(storage)} elements"
+                )
+        self.storage = storage
+        self.layout = layout
+
+    @classmethod
+    def from_values(cls, values: Sequence[Number], shape: Sequence[int], dtype: DType) -> Tenxor:
+        """A contiguous tensor of `shape` holding `values` in row-major order (a copy)."""
+        shape = tuple(shape)
+        if len(values) != math.prod(shape):
+            raise ValueError(f"{len(values)} values cannot fill shape {shape}")
+        return cls(Storage(values, dtype), Layout(shape, contiguous_strides(shape)))
+
+    # -- what it is ---------------------------------------------------------------------------
+
+    @property
+    def shape(self) -> Shape:
+        return self.layout.shape
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        return self.layout.strides
+
+    @property
+    def offset(self) -> int:
+        """The storage offset: where the element at index (0, ..., 0) lives."""
+        return self.layout.offset
+
+    @property
+    def dtype(self) -> DType:
+        return self.storage.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.layout.ndim
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def byte_strides(self) -> tuple[int, ...]:
+        """Strides in bytes, as NumPy reports them."""
+        return byte_strides(self.strides, self.itemsize)
+
+    def numel(self) -> int:
+        """The number of elements."""
+        return numel(self.shape)
+
+    def is_contiguous(self) -> bool:
+        return is_contiguous(self.layout)
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # -- reading elements -----------------------------------------------------------------------
+
+    def values(self) -> list[Number]:
+        """Every element in row-major order of the indices."""
+        return bc.read_values(self.storage.values(), self.layout)
+
+    def tolist(self) -> Any:
+        """The elements as nested lists (a plain number for a 0-d tensor)."""
+        return nest(self.values(), self.shape)
+
+    def item(self) -> Number:
+        """The one element of a tensor that holds exactly one."""
+        if self.numel() != 1:
+            raise ValueError(f"item() needs exactly one element, but shape {self.shape} holds "
+                             f"{self.numel()}")
+        return self.values()[0]
+
+    def tobytes(self) -> bytes:
+        """The raw bytes of the elements in row-major order (what a contiguous copy stores)."""
+        return self.contiguous().storage.tobytes()
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; "
+                "use .any()-style reductions or compare elements"
+            )
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __repr__(self) -> str:
+        return format_tensor(self)
+
+    def __iter__(self) -> Iterator[Tenxor]:
+        for i in range(len(self)):
+            yield self[i]
+
+    # -- views ----------------------------------------------------------------------------------
+
+    def _with_layout(self, layout: Layout) -> Tenxor:
+        """A view: the same storage read through another layout."""
+        return Tenxor(self.storage, layout)
+
+    def view(self, *shape: int | Sequence[int]) -> Tenxor:
+        """The same elements in a new shape, as a view; raises if only a copy could do it."""
+        shape = _shape_args(shape)
+        layout = view_layout(self.layout, shape)
+        if layout is None:
+            raise ValueError(
+                f"view of shape {self.shape} with strides {self.strides} as {shape} needs a "
+                "copy; use reshape(), or contiguous() first"
+            )
+        return self._with_layout(layout)
+
+    def reshape(self, *shape: int | Sequence[int]) -> Tenxor:
+        """The same elements in a new shape: a view when the strides allow it, else a copy."""
+        shape = _shape_args(shape)
+        layout = view_layout(self.layout, shape)
+        if layout is None:
+            return self.contiguous().view(shape)
+        return self._with_layout(layout)
+
+    def flatten(self) -> Tenxor:
+        return self.reshape(-1)
+
+    def squeeze(self, dim: int | Sequence[int] | None = None) -> Tenxor:
+        return self._with_layout(squeeze_layout(self.layout, dim))
+
+    def unsqueeze(self, dim: int) -> Tenxor:
+        return self._with_layout(unsqueeze_layout(self.layout, dim))
+
+    def permute(self, *dims: int | Sequence[int]) -> Tenxor:
+        return self._with_layout(permute_layout(self.layout, _shape_args(dims)))
+
+    def transpose(self, dim0: int, dim1: int) -> Tenxor:
+        return self._with_layout(transpose_layout(self.layout, dim0, dim1))
+
+    swapaxes = transpose
+
+    def movedim(self, source: int, destination: int) -> Tenxor:
+        return self._with_layout(movedim_layout(self.layout, source, destination))
+
+    @property
+    def T(self) -> Tenxor:  # noqa: N802 - the conventional name
+        """The tensor with its dims in reverse order (the transpose of a matrix)."""
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def expand(self, *shape: int | Sequence[int]) -> Tenxor:
+        """A view stretched to `shape`: size-1 dims repeat with stride 0."""
+        return self._with_layout(bc.expand_layout(self.layout, _shape_args(shape)))
+
+    def broadcast_to(self, shape: Sequence[int]) -> Tenxor:
+        return self.expand(shape)
+
+    def contiguous(self) -> Tenxor:
+        """This tensor if it is contiguous, else a row-major copy."""
+        if self.is_contiguous():
+            return self
+        return self.clone()
+
+    def clone(self) -> Tenxor:
+        """A contiguous copy with its own storage."""
+        return Tenxor.from_values(self.values(), self.shape, self.dtype)
+
+    def __getitem__(self, key: Any) -> Tenxor:
+        items = key if isinstance(key, tuple) else (key,)
+        lists = [i for i, item in enumerate(items) if _is_list_index(item)]
+        if not lists:
+            return self._with_layout(index_layout(self.layout, key))
+        if len(lists) > 1:
+            raise IndexError(f"only one list index is supported, got {len(lists)} in {key!r}")
+        return self._gather(items, lists[0])
+
+    def _gather(self, items: tuple[Any, ...], position: int) -> Tenxor:
+        """The copy that a key with one list index selects (duplicates allowed)."""
+        chosen = _as_index_list(items[position])
+        full = items[:position] + (slice(None),) + items[position + 1 :]
+        picked = self[full]
+        dim = _result_dim(items, position, self.ndim)
+        size = picked.shape[dim]
+        for i in chosen:
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of range for dim {dim} of size {size}")
+        front = picked.movedim(dim, 0)
+        values = [v for i in chosen for v in front[i].values()]
+        stacked = Tenxor.from_values(values, (len(chosen),) + front.shape[1:], self.dtype)
+        return stacked.movedim(0, dim).contiguous()
+
+    # -- elementwise ----------------------------------------------------------------------------
+
+    def map(self, fn: Callable[[Any], Any], dtype: DType | str | None = None) -> Tenxor:
+        """A new tensor of fn(x) for every element x, of `dtype` (default: this tensor's)."""
+        dtype = self.dtype if dtype is None else as_dtype(dtype)
+        return Tenxor.from_values(
+            bc.map_values(fn, self.storage.values(), self.layout), self.shape, dtype
+        )
+
+    def zip(self, other: Operand, fn: Callable[[Any, Any], Any], dtype: DType) -> Tenxor:
+        """A new tensor of fn(a, b) for every pair of elements of the broadcast operands."""
+        other = as_tensor(other, like=self)
+        shape, values = bc.zip_values(
+            fn, self.storage.values(), self.layout, other.storage.values(), other.layout
+        )
+        return Tenxor.from_values(values, shape, dtype)
+
+    def _arithmetic(self, other: Operand, fn: Callable[[Any, Any], Any], name: str) -> Tenxor:
+        other = as_tensor(other, like=self)
+        dtype = promote(self.dtype, other.dtype)
+        if dtype is bool_ and name in ("-", "**"):
+            raise TypeError(f"'{name}' is not defined for two bool tensors")
+        return self.zip(other, fn, dtype)
+
+    def _true_division(self, other: Operand, reverse: bool = False) -> Tenxor:
+        other = as_tensor(other, like=self)
+        dtype = promote(self.dtype, other.dtype)
+        dtype = dtype if dtype.kind == "float" else float64
+        if reverse:
+            return other.zip(self, bc.divide, dtype)
+        return self.zip(other, bc.divide, dtype)
+
+    def _compare(self, other: Operand, fn: Callable[[Any, Any], bool]) -> Tenxor:
+        return self.zip(other, fn, bool_)
+
+    def __add__(self, other: Operand) -> Tenxor:
+        return self._arithmetic(other, operator.add, "+")
+
+    def __radd__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._arithmetic(self, operator.add, "+")
+
+    def __sub__(self, other: Operand) -> Tenxor:
+        return self._arithmetic(other, operator.sub, "-")
+
+    def __rsub__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._arithmetic(self, operator.sub, "-")
+
+    def __mul__(self, other: Operand) -> Tenxor:
+        return self._arithmetic(other, operator.mul, "*")
+
+    def __rmul__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._arithmetic(self, operator.mul, "*")
+
+    def __truediv__(self, other: Operand) -> Tenxor:
+        return self._true_division(other)
+
+    def __rtruediv__(self, other: Operand) -> Tenxor:
+        return self._true_division(other, reverse=True)
+
+    def __pow__(self, other: Operand) -> Tenxor:
+        return self._arithmetic(other, bc.power, "**")
+
+    def __rpow__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._arithmetic(self, bc.power, "**")
+
+    def __neg__(self) -> Tenxor:
+        if self.dtype is bool_:
+            raise TypeError("unary '-' is not defined for a bool tensor; use ~ (logical not)")
+        return self.map(operator.neg)
+
+    def __invert__(self) -> Tenxor:
+        if self.dtype is not bool_:
+            raise TypeError(f"'~' needs a bool tensor, got {self.dtype.name}")
+        return self.map(operator.not_)
+
+    def __matmul__(self, other: Tenxor) -> Tenxor:
+        return rd.matmul(self, as_tensor(other, like=self))
+
+    def __rmatmul__(self, other: Tenxor) -> Tenxor:
+        return rd.matmul(as_tensor(other, like=self), self)
+
+    def __eq__(self, other: Operand) -> Tenxor:  # type: ignore[override]
+        return self._compare(other, operator.eq)
+
+    def __ne__(self, other: Operand) -> Tenxor:  # type: ignore[override]
+        return self._compare(other, operator.ne)
+
+    def __lt__(self, other: Operand) -> Tenxor:
+        return self._compare(other, operator.lt)
+
+    def __le__(self, other: Operand) -> Tenxor:
+        return self._compare(other, operator.le)
+
+    def __gt__(self, other: Operand) -> Tenxor:
+        return self._compare(other, operator.gt)
+
+    def __ge__(self, other: Operand) -> Tenxor:
+        return self._compare(other, operator.ge)
+
+    def _float_map(self, fn: Callable[[Any], Any]) -> Tenxor:
+        """fn over every element, into a float tensor (float64 unless already float)."""
+        return self.map(fn, self.dtype if self.dtype.kind == "float" else float64)
+
+    def exp(self) -> Tenxor:
+        return self._float_map(bc.exp)
+
+    def log(self) -> Tenxor:
+        return self._float_map(bc.log)
+
+    def relu(self) -> Tenxor:
+        if self.dtype is bool_:
+            raise TypeError("relu is not defined for a bool tensor")
+        return self.map(bc.relu)
+
+    def leaky_relu(self, slope: float = 0.01) -> Tenxor:
+        return self._float_map(bc.leaky_relu_fn(slope))
+
+    def where(self, condition: Operand, other: Operand) -> Tenxor:
+        """This tensor's element where `condition` holds, `other`'s elsewhere (broadcast)."""
+        return where(condition, self, other)
+
+    def to(self, dtype: DType | str) -> Tenxor:
+        """A copy converted to `dtype` (floats to ints truncate toward zero)."""
+        dtype = as_dtype(dtype)
+        return self.map(_converter(dtype), dtype)
+
+    # -- reductions -----------------------------------------------------------------------------
+
+    def reduce(
+        self, fold: rd.Fold, dim: rd.Dims = None, keepdim: bool = False, dtype: DType | None = None
+    ) -> Tenxor:
+        """Fold every run of elements along `dim` into one value (see reduce_values)."""
+        shape, values = rd.reduce_values(fold, self.storage.values(), self.layout, dim, keepdim)
+        return Tenxor.from_values(values, shape, self.dtype if dtype is None else dtype)
+
+    def sum(self, dim: rd.Dims = None, keepdim: bool = False) -> Tenxor:
+        dtype = self.dtype if self.dtype.kind == "float" else int64
+        return self.reduce(sum, dim, keepdim, dtype)
+
+    def mean(self, dim: rd.Dims = None, keepdim: bool = False) -> Tenxor:
+        return rd.mean(self, dim, keepdim)
+
+    def max(self, dim: rd.Dims = None, keepdim: bool = False) -> Tenxor:
+        self._require_elements("max", dim)
+        return self.reduce(rd.largest, dim, keepdim)
+
+    def min(self, dim: rd.Dims = None, keepdim: bool = False) -> Tenxor:
+        self._require_elements("min", dim)
+        return self.reduce(rd.smallest, dim, keepdim)
+
+    def argmax(self, dim: int | None = None, keepdim: bool = False) -> Tenxor:
+        """The position of the largest element along `dim` (None: in the flattened tensor)."""
+        if dim is not None and not isinstance(dim, int):
+            raise TypeError(f"argmax takes one dim or None, got {dim!r}")
+        self._require_elements("argmax", dim)
+        return self.reduce(rd.first_largest_position, dim, keepdim, int64)
+
+    def _require_elements(self, name: str, dim: rd.Dims) -> None:
+        """Raise if the reduction `name` would fold an empty run (it has no identity)."""
+        for d in normalize_dims(dim, self.ndim):
+            if self.shape[d] == 0:
+                raise ValueError(f"{name} over dim {d} of size 0 in shape {self.shape}: "
+                                 "an empty run has no " + name)
+        if dim is None and 0 in self.shape:
+            raise ValueError(f"{name} of a tensor with no elements (shape {self.shape})")
+
+    def softmax(self, dim: int) -> Tenxor:
+        return rd.softmax(self, dim)
+
+    def masked_softmax(self, mask: Operand, dim: int) -> Tenxor:
+        return rd.masked_softmax(self, as_tensor(mask, like=self), dim)
+
+    def matmul(self, other: Tenxor) -> Tenxor:
+        return rd.matmul(self, as_tensor(other, like=self))
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def nest(values: Sequence[Number], shape: Sequence[int]) -> Any:
+    """Flat row-major `values` as nested lists of `shape` (a plain number for shape ())."""
+    if not shape:
+        return values[0]
+    if len(shape) == 1:
+        return list(values)
+    step = math.prod(shape[1:])
+    return [nest(values[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _shape_args(args: tuple[Any, ...]) -> tuple[int, ...]:
+    """Sizes given as separate ints or as one sequence, as a tuple."""
+    if len(args) == 1 and not isinstance(args[0], int):
+        return tuple(args[0])
+    return tuple(args)
+
+
+def _is_list_index(item: Any) -> bool:
+    return isinstance(item, list | Tenxor)
+
+
+def _as_index_list(item: list[Any] | Tenxor) -> list[int]:
+    """A list index (or 1-D integer tensor) as a list of ints."""
+    chosen = item.tolist() if isinstance(item, Tenxor) else item
+    if not isinstance(chosen, list):
+        raise IndexError(f"a tensor used as an index must be 1-D, got {item!r}")
+    for i in chosen:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise IndexError(
+                f"a list index must hold ints, got {i!r}; boolean masks are not supported"
+            )
+    return chosen
+
+
+def _result_dim(items: tuple[Any, ...], position: int, ndim: int) -> int:
+    """Which dim of the indexed view comes from the item at `position` of the key."""
+    used = sum(item is not None and item is not Ellipsis for item in items)
+    dim = 0
+    for item in items[:position]:
+        if item is Ellipsis:
+            dim += ndim - used
+        elif item is None or isinstance(item, slice):
+            dim += 1
+    return dim
+
+
+def _converter(dtype: DType) -> Callable[[Any], Number]:
+    """The function that turns one element into a value `dtype` holds."""
+    if dtype.kind == "float":
+        return float
+    if dtype.kind == "bool":
+        return bool
+
+    def to_int(value: Number) -> int:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"cannot convert {value} to {dtype.name}")
+        return int(value)
+
+    return to_int
+
+
+def _infer_dtype(value: Any) -> DType:
+    """The dtype for a Python number: bool, int64 or float64."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    return float64
+
+
+def as_tensor(value: Operand, like: Tenxor | None = None) -> Tenxor:
+    """`value` as a tensor. A Python number partnered with the tensor `like` takes its dtype
+    unless it needs a wider kind (a float with an int tensor becomes float64)."""
+    if isinstance(value, Tenxor):
+        return value
+    if not isinstance(value, int | float):
+        return tensor(value)
+    dtype = _infer_dtype(value)
+    if like is not None:
+        kinds = ("bool", "int", "float")
+        if kinds.index(like.dtype.kind) >= kinds.index(dtype.kind):
+            dtype = like.dtype
+    return Tenxor.from_values([_converter(dtype)(value)], (), dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Constructors and functions
+# ---------------------------------------------------------------------------------------------
+
+
+def _flatten_nested(data: Any) -> tuple[list[Any], Shape]:
+    """The numbers of nested lists in row-major order, and the shape they form."""
+    if isinstance(data, int | float):
+        return [data], ()
+    if not isinstance(data, list | tuple):
+        raise TypeError(f"tensor() takes numbers or nested lists of numbers, got {data!r}")
+    if not data:
+        return [], (0,)
+    parts = [_flatten_nested(item) for item in data]
+    inner = parts[0][1]
+    for i, (_, shape) in enumerate(parts):
+        if shape != inner:
+            raise ValueError(
+                f"ragged nested list: item {i} has shape {shape} but item 0 has shape {inner}"
+            )
+    return [v for values, _ in parts for v in values], (len(data),) + inner
+
+
+def tensor(data: Any, dtype: DType | str | None = None) -> Tenxor:
+    """A new tensor holding a copy of `data` (a number, nested lists, a Tenxor, or anything with
+    a `tolist()` method such as a NumPy array).
+
+    Without `dtype`: bool if every value is a bool, int64 if every value is an int, else float64.
+    """
+    if isinstance(data, Tenxor):
+        data = data.tolist()
+    elif hasattr(data, "tolist"):
+        data = data.tolist()
+    values, shape = _flatten_nested(data)
+    if dtype is None:
+        dtype = promote_all(_infer_dtype(v) for v in values)
+    dtype = as_dtype(dtype)
+    return Tenxor.from_values([_converter(dtype)(v) for v in values], shape, dtype)
+
+
+def promote_all(dtypes: Any) -> DType:
+    """The dtype that holds every dtype in `dtypes` (float64 for none)."""
+    result: DType | None = None
+    for dtype in dtypes:
+        result = dtype if result is None else promote(result, dtype)
+    return float64 if result is None else result
+
+
+def full(shape: Sequence[int], value: Number, dtype: DType | str | None = None) -> Tenxor:
+    """A new tensor of `shape` with every element equal to `value`."""
+    shape = tuple(shape)
+    dtype = _infer_dtype(value) if dtype is None else as_dtype(dtype)
+    return Tenxor.from_values([_converter(dtype)(value)] * math.prod(shape), shape, dtype)
+
+
+def zeros(*shape: int | Sequence[int], dtype: DType | str = float64) -> Tenxor:
+    """A new tensor of `shape` filled with 0."""
+    return full(_shape_args(shape), 0, dtype)
+
+
+def ones(*shape: int | Sequence[int], dtype: DType | str = float64) -> Tenxor:
+    """A new tensor of `shape` filled with 1."""
+    return full(_shape_args(shape), 1, dtype)
+
+
+def arange(
+    start: Number, end: Number | None = None, step: Number = 1, dtype: DType | str | None = None
+) -> Tenxor:
+    """The numbers start, start + step, ... up to but not including `end` (one argument: 0 up
+    to it). int64 when all arguments are ints, float64 otherwise."""
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise ValueError("arange step must not be 0")
+    count = max(0, math.ceil((end - start) / step))
+    if dtype is None:
+        dtype = promote_all(_infer_dtype(v) for v in (start, end, step))
+    values = [start + i * step for i in range(count)]
+    return Tenxor.from_values([_converter(as_dtype(dtype))(v) for v in values], (count,), dtype)
+
+
+_generator = random.Random(0)
+
+
+def manual_seed(seed: int) -> None:
+    """Restart the generator behind `rand` calls that give no seed of their own."""
+    _generator.seed(seed)
+
+
+def rand(
+    *shape: int | Sequence[int],
+    seed: int | None = None,
+    low: float = 0.0,
+    high: float = 1.0,
+    dtype: DType | str = float64,
+) -> Tenxor:
+    """A new tensor of `shape` with numbers drawn uniformly from [low, high).
+
+    With `seed` the numbers depend only on the seed; without it they come from the shared
+    generator (see manual_seed).
+    """
+    shape = _shape_args(shape)
+    if not low < high:
+        raise ValueError(f"rand needs low < high, got low={low} and high={high}")
+    generator = _generator if seed is None else random.Random(seed)
+    values = [low + (high - low) * generator.random() for _ in range(math.prod(shape))]
+    return Tenxor.from_values(values, shape, dtype)
+
+
+def where(condition: Operand, a: Operand, b: Operand) -> Tenxor:
+    """Elements of `a` where `condition` holds and of `b` elsewhere, all three broadcast."""
+    if not isinstance(a, Tenxor) and isinstance(b, Tenxor):
+        a = as_tensor(a, like=b)
+    a = as_tensor(a)
+    b = as_tensor(b, like=a)
+    c = as_tensor(condition)
+    dtype = promote(a.dtype, b.dtype)
+    shape, values = bc.where_values(
+        c.storage.values(), c.layout, a.storage.values(), a.layout, b.storage.values(), b.layout
+    )
+    return Tenxor.from_values(values, shape, dtype)

@@ -1,0 +1,234 @@
+"""Chapter 3: views.
+
+A view is a new tensor over the same storage. Every view operation here is a pure function
+from a Layout (plus its arguments) to a new Layout: no element is read, moved or copied.
+These are the exercises of notebook 03_views.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+from .strides import Layout, Shape, contiguous_strides, normalize_dim
+
+IndexKey = Any  # an int, slice, None, Ellipsis, or a tuple of them
+
+
+# ---------------------------------------------------------------------------------------------
+# Exercises
+# ---------------------------------------------------------------------------------------------
+
+
+def infer_shape(shape: Sequence[int], numel: int) -> Shape:
+    """`shape` with its one `-1` (if any) replaced by the size that makes it hold `numel`
+    elements.
+
+    Raises ValueError for two `-1`s, other negative sizes, a `-1` that cannot be inferred, or
+    a shape that does not hold exactly `numel` elements.
+    """
+    # BEGIN SOLUTION 3.1
+    shape = tuple(shape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"shape {shape} has more than one -1")
+    for size in shape:
+        if size < -1:
+            raise ValueError(f"shape {shape} has a negative size {size}")
+    known = 1
+    for size in shape:
+        if size != -1:
+            known *= size
+    if -1 not in shape:
+        if known != numel:
+            raise ValueError(f"shape {shape} holds {known} elements but the tensor has {numel}")
+        return shape
+    if known == 0:
+        raise ValueError(f"cannot infer the -1 in shape {shape}: the other sizes hold 0 elements")
+    if numel % known != 0:
+        raise ValueError(
+            f"shape {shape} cannot hold {numel} elements: {numel} is not a multiple of {known}"
+        )
+    return tuple(numel // known if size == -1 else size for size in shape)
+    # END SOLUTION 3.1
+
+
+def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> Layout:
+    """The layout without dim `dim` (or without each of several dims), which must have size 1.
+    With `dim=None`, every dim of size 1 is removed."""
+    # BEGIN SOLUTION 3.2
+    if dim is None:
+        drop = {d for d, size in enumerate(layout.shape) if size == 1}
+    else:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        drop = {normalize_dim(d, layout.ndim) for d in dims}
+        for d in sorted(drop):
+            if layout.shape[d] != 1:
+                raise ValueError(
+                    f"cannot squeeze dim {d} of size {layout.shape[d]} in shape "
+                    f"{layout.shape}: only dims of size 1 can be squeezed"
+                )
+    keep = [d for d in range(layout.ndim) if d not in drop]
+    return Layout(
+        tuple(layout.shape[d] for d in keep),
+        tuple(layout.strides[d] for d in keep),
+        layout.offset,
+    )
+    # END SOLUTION 3.2
+
+
+def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
+    """The layout with a new dim of size 1 inserted at position `dim` (-1 appends it)."""
+    # BEGIN SOLUTION 3.3
+    ndim = layout.ndim
+    if not -(ndim + 1) <= dim <= ndim:
+        raise IndexError(
+            f"dim {dim} is out of range for unsqueeze on shape {layout.shape} "
+            f"(expected {-(ndim + 1)} to {ndim})"
+        )
+    dim = dim % (ndim + 1)
+    stride = layout.strides[dim] * layout.shape[dim] if dim < ndim else 1
+    return Layout(
+        layout.shape[:dim] + (1,) + layout.shape[dim:],
+        layout.strides[:dim] + (stride,) + layout.strides[dim:],
+        layout.offset,
+    )
+    # END SOLUTION 3.3
+
+
+def permute_layout(layout: Layout, dims: Sequence[int]) -> Layout:
+    """The layout whose dim k is dim `dims[k]` of the input: the same elements, reordered dims."""
+    # BEGIN SOLUTION 3.4
+    dims = tuple(dims)
+    if len(dims) != layout.ndim:
+        raise ValueError(
+            f"permutation {dims} has {len(dims)} entries but shape {layout.shape} "
+            f"has {layout.ndim} dims"
+        )
+    order = [normalize_dim(d, layout.ndim) for d in dims]
+    if len(set(order)) != len(order):
+        raise ValueError(f"permutation {dims} names a dim twice")
+    return Layout(
+        tuple(layout.shape[d] for d in order),
+        tuple(layout.strides[d] for d in order),
+        layout.offset,
+    )
+    # END SOLUTION 3.4
+
+
+def index_layout(layout: Layout, key: IndexKey) -> Layout:
+    """The view that `t[key]` selects, for a key made of ints, slices (any step), None and at
+    most one `...`.
+
+    An int picks one position and drops its dim; a slice keeps the dim with fewer elements
+    and a larger stride; None inserts a new dim of size 1; `...` stands for as many full
+    slices as needed.
+    """
+    # BEGIN SOLUTION 3.5
+    items = key if isinstance(key, tuple) else (key,)
+    if sum(item is Ellipsis for item in items) > 1:
+        raise IndexError(f"an index can hold at most one '...', got {key!r}")
+    used = sum(item is not None and item is not Ellipsis for item in items)
+    if used > layout.ndim:
+        raise IndexError(
+            f"too many indices: {used} given for shape {layout.shape} with {layout.ndim} dims"
+        )
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (layout.ndim - used) + items[at + 1 :]
+    else:
+        items = items + (slice(None),) * (layout.ndim - used)
+
+    shape, strides, offset, dim = [], [], layout.offset, 0
+    for item in items:
+        if item is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        size, stride = layout.shape[dim], layout.strides[dim]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(size)
+            count = len(range(start, stop, step))
+            if count > 0:
+                offset += start * stride
+            shape.append(count)
+            strides.append(stride * step)
+        else:
+            i = _as_int_index(item)
+            if not -size <= i < size:
+                raise IndexError(f"index {i} is out of range for dim {dim} of size {size}")
+            offset += (i % size) * stride
+        dim += 1
+    return Layout(tuple(shape), tuple(strides), offset)
+    # END SOLUTION 3.5
+
+
+def view_layout(layout: Layout, shape: Sequence[int]) -> Layout | None:
+    """A layout of the new `shape` (one `-1` allowed) that reads the same elements in the same
+    row-major order without moving them, or None when the strides cannot express it (then
+    only a copy can have that shape).
+    """
+    # BEGIN SOLUTION 3.6
+    count = 1
+    for size in layout.shape:
+        count *= size
+    shape = infer_shape(shape, count)
+    if count <= 1:
+        return Layout(shape, contiguous_strides(shape), layout.offset)
+    # Runs: groups of neighbouring dims that step through storage as if they were one dim.
+    runs: list[list[int]] = []  # [size, stride] of each run, outermost first
+    for size, stride in zip(layout.shape, layout.strides):
+        if size == 1:
+            continue
+        if runs and runs[-1][1] == size * stride:
+            runs[-1] = [runs[-1][0] * size, stride]
+        else:
+            runs.append([size, stride])
+    # Cut the runs into the new dims, from the innermost dim outwards.
+    strides = [0] * len(shape)
+    left, step = 1, 0  # elements left in the current run, stride of the next dim
+    for dim in reversed(range(len(shape))):
+        size = shape[dim]
+        if left == 1 and size != 1 and runs:
+            left, step = runs.pop()
+        if left % size != 0:
+            return None
+        strides[dim] = step
+        left //= size
+        step *= size
+    return Layout(shape, tuple(strides), layout.offset)
+    # END SOLUTION 3.6
+
+
+# ---------------------------------------------------------------------------------------------
+# Built from the exercises
+# ---------------------------------------------------------------------------------------------
+
+
+def _as_int_index(item: Any) -> int:
+    """`item` as an int index, or a TypeError naming what was given."""
+    if isinstance(item, bool):
+        raise TypeError(f"a bool cannot be an index, got {item!r}")
+    try:
+        return operator.index(item)
+    except TypeError:
+        raise TypeError(
+            f"an index must be an int, a slice, None or '...', got {item!r} "
+            f"({type(item).__name__})"
+        ) from None
+
+
+def transpose_layout(layout: Layout, dim0: int, dim1: int) -> Layout:
+    """The layout with dims `dim0` and `dim1` swapped."""
+    order = list(range(layout.ndim))
+    a, b = normalize_dim(dim0, layout.ndim), normalize_dim(dim1, layout.ndim)
+    order[a], order[b] = order[b], order[a]
+    return permute_layout(layout, order)
+
+
+def movedim_layout(layout: Layout, source: int, destination: int) -> Layout:
+    """The layout with dim `source` moved to position `destination`, the others in order."""
+    order = list(range(layout.ndim))
+    moved = order.pop(normalize_dim(source, layout.ndim))
+    order.insert(normalize_dim(destination, layout.ndim), moved)
+    return permute_layout(layout, order)

@@ -1,0 +1,16 @@
+"""Shared pytest set-up: exercise markers are enforced, hypothesis gets a fixed budget."""
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+pytest_plugins = ["tenxor.course.markers"]
+
+settings.register_profile(
+    "default",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=1000)
+settings.load_profile(os.environ.get("TENXOR_HYPOTHESIS_PROFILE", "default"))
