@@ -66,13 +66,14 @@ CATALOG: tuple[Exercise, ...] = tuple(
         ("4.2", "Expand as a layout with stride 0", "expand_layout", 4, []),
         ("4.3", "Walk the offsets of a layout", "walk_offsets", 4, []),
         ("4.4", "Read a layout's values row by row", "read_values", 4, ["4.3"]),
-        ("4.5", "The map kernel", "map_values", 2, ["4.4"]),
-        ("4.6", "The zip kernel with broadcasting", "zip_values", 4, ["4.1", "4.2", "4.4"]),
+        ("4.5", "The map kernel", "map_values", 2, ["4.4", "2.1"]),
+        ("4.6", "The zip kernel with broadcasting", "zip_values", 4,
+         ["4.1", "4.2", "4.4", "2.1"]),
     )
     + _chapter(
         "05_reductions",
         "tenxor.reductions",
-        ("5.1", "The reduce kernel", "reduce_values", 7, ["3.4", "4.4"]),
+        ("5.1", "The reduce kernel", "reduce_values", 7, ["3.4", "4.4", "2.1"]),
         ("5.2", "Mean from sum", "mean", 3, ["5.1", "4.6", "2.1"]),
         ("5.3", "Argmax", "first_largest_position", 3, ["5.1", "2.1"]),
         ("5.4", "Matmul from broadcast-multiply and sum", "matmul", 6,
