@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Set up the tenxor course and start it.
+
+    python3 course.py lab     set up, then open the course in JupyterLab
+    python3 course.py test    set up, then run every check and test (what CI runs)
+
+Both create a virtual environment in .venv on first use and reinstall only when
+pyproject.toml changes. Arguments after `test` go to pytest (e.g. `-k strides`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+EXTRAS = {"lab": "course", "test": "dev"}
+
+
+def venv_python() -> Path:
+    """The virtual environment's Python interpreter."""
+    scripts = "Scripts" if os.name == "nt" else "bin"
+    return VENV / scripts / ("python.exe" if os.name == "nt" else "python")
+
+
+def run(*args: str | Path) -> int:
+    """Run a command in the project folder; its exit code."""
+    return subprocess.call([str(a) for a in args], cwd=ROOT)
+
+
+def set_up(extra: str) -> None:
+    """Create .venv if needed and install tenxor with `extra` whenever pyproject.toml changed."""
+    if sys.version_info < (3, 10):
+        sys.exit(f"tenxor needs Python 3.10 or newer; this is {sys.version.split()[0]}")
+    if not venv_python().exists():
+        print("Creating the virtual environment in .venv ...", flush=True)
+        venv.create(VENV, with_pip=True)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    stamp = VENV / f"installed-{extra}.sha256"
+    if stamp.exists() and stamp.read_text() == digest:
+        return
+    print(f"Installing tenxor[{extra}] into .venv ...", flush=True)
+    if run(venv_python(), "-m", "pip", "install", "--quiet", "-e", f".[{extra}]") != 0:
+        sys.exit("Installing failed; see the messages above.")
+    stamp.write_text(digest)
+
+
+def lab() -> int:
+    """Open the course in JupyterLab (as root, JupyterLab needs --allow-root)."""
+    set_up(EXTRAS["lab"])
+    start = ROOT / "notebooks"
+    options = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
+    return run(venv_python(), "-m", "jupyter", "lab", *options, start if start.exists() else ROOT)
+
+
+def test(pytest_args: list[str]) -> int:
+    """Lint, then run the whole test suite."""
+    set_up(EXTRAS["test"])
+    lint = run(venv_python(), "-m", "ruff", "check", ".")
+    if lint != 0:
+        print("ruff found problems (see above); fix them or run `ruff check --fix .`")
+        return lint
+    lint = run(venv_python(), "-m", "ruff", "format", "--check", ".")
+    if lint != 0:
+        print("ruff would reformat the files above; run `ruff format .`")
+        return lint
+    return run(venv_python(), "-m", "pytest", *pytest_args)
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in EXTRAS:
+        print(__doc__)
+        return 2
+    return lab() if argv[0] == "lab" else test(argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
