@@ -35,7 +35,7 @@ def run(*args: str | Path) -> int:
 
 def set_up(extra: str) -> None:
     """Create .venv if needed and install tenxor with `extra` whenever pyproject.toml changed."""
-    if sys.version_info < (3, 10):
+    if sys.version_info < (3, 10):  # noqa: UP036 - explain instead of failing obscurely
         sys.exit(f"tenxor needs Python 3.10 or newer; this is {sys.version.split()[0]}")
     if not venv_python().exists():
         print("Creating the virtual environment in .venv ...", flush=True)

@@ -73,8 +73,9 @@ def tensor_to_string(
     whole dim and an int keeps only that position (so (3, None, None) prints t[3, :, :])."""
     if dims is not None:
         if len(dims) != t.ndim:
-            raise ValueError(f"dims {tuple(dims)} has {len(dims)} entries but the tensor has "
-                             f"{t.ndim} dims")
+            raise ValueError(
+                f"dims {tuple(dims)} has {len(dims)} entries but the tensor has {t.ndim} dims"
+            )
         t = t[tuple(slice(None) if d is None else d for d in dims)]
     return format_grid(t.values(), t.shape, precision)
 

@@ -128,20 +128,22 @@ def bfloat16_to_float(patterns: Sequence[int]) -> list[float]:
 def _encode(values: Iterable[Number], dtype: DType) -> array:
     """A buffer holding `values` in `dtype`; raises a clear error for values it cannot hold."""
     values = list(values)
+    if dtype.kind == "int":
+        _reject_floats(values, dtype)
     try:
         if dtype is bfloat16:
             return array("H", [round_to_bfloat16(b) for b in float32_bits(values)])
         if dtype is bool_:
             return array("B", [bool(v) for v in values])
-        if dtype.kind == "int":
-            _reject_floats(values, dtype)
         return array(dtype.typecode, values)
     except OverflowError:
         worst = max(values, key=abs)
         raise OverflowError(f"value {worst} does not fit in {dtype.name}") from None
     except TypeError:
-        bad = next(v for v in values if not isinstance(v, int | float))
-        raise TypeError(f"{dtype.name} storage cannot hold {bad!r} ({type(bad).__name__})") from None
+        bad = next((v for v in values if not isinstance(v, int | float)), values)
+        raise TypeError(
+            f"{dtype.name} storage cannot hold {bad!r} ({type(bad).__name__})"
+        ) from None
 
 
 def _reject_floats(values: list[Number], dtype: DType) -> None:

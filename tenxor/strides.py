@@ -143,8 +143,7 @@ def offset_to_index(offset: int, shape: Sequence[int]) -> Index:
         count *= size
     if not 0 <= offset < count:
         raise IndexError(
-            f"offset {offset} is out of range for shape {tuple(shape)} "
-            f"(expected 0 to {count - 1})"
+            f"offset {offset} is out of range for shape {tuple(shape)} (expected 0 to {count - 1})"
         )
     index = []
     for size in reversed(shape):

@@ -123,8 +123,9 @@ class Tenxor:
     def item(self) -> Number:
         """The one element of a tensor that holds exactly one."""
         if self.numel() != 1:
-            raise ValueError(f"item() needs exactly one element, but shape {self.shape} holds "
-                             f"{self.numel()}")
+            raise ValueError(
+                f"item() needs exactly one element, but shape {self.shape} holds {self.numel()}"
+            )
         return self.values()[0]
 
     def tobytes(self) -> bytes:
@@ -404,8 +405,10 @@ class Tenxor:
         """Raise if the reduction `name` would fold an empty run (it has no identity)."""
         for d in normalize_dims(dim, self.ndim):
             if self.shape[d] == 0:
-                raise ValueError(f"{name} over dim {d} of size 0 in shape {self.shape}: "
-                                 "an empty run has no " + name)
+                raise ValueError(
+                    f"{name} over dim {d} of size 0 in shape {self.shape}: "
+                    "an empty run has no " + name
+                )
         if dim is None and 0 in self.shape:
             raise ValueError(f"{name} of a tensor with no elements (shape {self.shape})")
 
@@ -538,9 +541,7 @@ def tensor(data: Any, dtype: DType | str | None = None) -> Tenxor:
 
     Without `dtype`: bool if every value is a bool, int64 if every value is an int, else float64.
     """
-    if isinstance(data, Tenxor):
-        data = data.tolist()
-    elif hasattr(data, "tolist"):
+    if hasattr(data, "tolist"):  # a Tenxor or a NumPy array
         data = data.tolist()
     values, shape = _flatten_nested(data)
     if dtype is None:

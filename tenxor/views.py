@@ -213,8 +213,7 @@ def _as_int_index(item: Any) -> int:
         return operator.index(item)
     except TypeError:
         raise TypeError(
-            f"an index must be an int, a slice, None or '...', got {item!r} "
-            f"({type(item).__name__})"
+            f"an index must be an int, a slice, None or '...', got {item!r} ({type(item).__name__})"
         ) from None
 
 

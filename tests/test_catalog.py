@@ -47,7 +47,8 @@ def test_each_exercise_has_exactly_one_region_inside_its_function():
         assert region.path == ROOT / exercise.path, region
         tree = ast.parse(region.path.read_text())
         function = next(
-            node for node in ast.walk(tree)
+            node
+            for node in ast.walk(tree)
             if isinstance(node, ast.FunctionDef) and node.name == exercise.function
         )
         assert function.lineno < region.begin < region.end <= function.end_lineno + 1, region
@@ -57,7 +58,9 @@ def test_every_exercise_has_tests_and_every_test_names_a_known_exercise(tmp_path
     target = tmp_path / "map.json"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", f"--exercise-map={target}"],
-        cwd=ROOT, capture_output=True, text=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     graded = set(json.loads(target.read_text()).values()) - {"provided"}

@@ -62,7 +62,5 @@ def find_regions(path: Path, known_ids: set[str] | None = None) -> list[Region]:
 def regions_in(package: Path, known_ids: set[str] | None = None) -> list[Region]:
     """Every solution region in the .py files below `package`."""
     return [
-        region
-        for path in sorted(package.rglob("*.py"))
-        for region in find_regions(path, known_ids)
+        region for path in sorted(package.rglob("*.py")) for region in find_regions(path, known_ids)
     ]
