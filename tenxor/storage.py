@@ -125,9 +125,8 @@ def bfloat16_to_float(patterns: Sequence[int]) -> list[float]:
 # ---------------------------------------------------------------------------------------------
 
 
-def _encode(values: Iterable[Number], dtype: DType) -> array:
-    """A buffer holding `values` in `dtype`; raises a clear error for values it cannot hold."""
-    values = list(values)
+def _typed_buffer(values: list[Number], dtype: DType) -> array:
+    """`values` packed into a typed buffer of `dtype`; a clear error for values it cannot hold."""
     if dtype.kind == "int":
         _reject_floats(values, dtype)
     try:
@@ -146,6 +145,15 @@ def _encode(values: Iterable[Number], dtype: DType) -> array:
         ) from None
 
 
+def _unpack(buffer: array, dtype: DType) -> list[Number]:
+    """The Python numbers a typed buffer of `dtype` holds."""
+    if dtype is bfloat16:
+        return bfloat16_to_float(buffer)
+    if dtype is bool_:
+        return [bool(v) for v in buffer]
+    return buffer.tolist()
+
+
 def _reject_floats(values: list[Number], dtype: DType) -> None:
     """Raise if a float is about to be stored in an integer dtype."""
     for value in values:
@@ -158,39 +166,40 @@ def _reject_floats(values: list[Number], dtype: DType) -> None:
 class Storage:
     """A flat typed buffer: the one place where a tensor's elements live.
 
-    Views share a Storage; a copy gets a new one. Elements are addressed by offset.
+    Views share a Storage; a copy gets a new one. Elements are addressed by offset. Every
+    element is stored exactly as `dtype` holds it (a float32 storage rounds to float32, an
+    int32 storage refuses what does not fit in 32 bits). The elements are kept as Python
+    numbers, because that is what pure-Python kernels read fastest; `tobytes()` packs them
+    into the dtype's bytes.
     """
 
     def __init__(self, values: Iterable[Number], dtype: DType | str = float64) -> None:
         self.dtype = as_dtype(dtype)
-        self.buffer = _encode(values, self.dtype)
+        self.data: list[Number] = _unpack(_typed_buffer(list(values), self.dtype), self.dtype)
 
     def __len__(self) -> int:
-        return len(self.buffer)
+        return len(self.data)
 
     def __getitem__(self, offset: int) -> Number:
-        if self.dtype is bfloat16:
-            return bfloat16_to_float([self.buffer[offset]])[0]
-        if self.dtype is bool_:
-            return bool(self.buffer[offset])
-        return self.buffer[offset]
+        return self.data[offset]
 
     def __setitem__(self, offset: int, value: Number) -> None:
-        self.buffer[offset] = _encode([value], self.dtype)[0]
+        self.data[offset] = _unpack(_typed_buffer([value], self.dtype), self.dtype)[0]
 
-    def values(self) -> Sequence[Number]:
+    def values(self) -> list[Number]:
         """Every element as a Python number, in offset order."""
-        if self.dtype is bfloat16:
-            return bfloat16_to_float(self.buffer)
-        if self.dtype is bool_:
-            return [bool(v) for v in self.buffer]
-        return self.buffer
+        return self.data
+
+    @property
+    def buffer(self) -> array:
+        """The elements packed in a typed buffer (bfloat16 as 16-bit patterns)."""
+        return _typed_buffer(self.data, self.dtype)
 
     def tobytes(self) -> bytes:
-        """The raw bytes of the buffer, in the machine's byte order."""
+        """The raw bytes of the elements, in the machine's byte order."""
         return self.buffer.tobytes()
 
     def __repr__(self) -> str:
-        shown = ", ".join(str(v) for v in list(self.values())[:8])
+        shown = ", ".join(str(v) for v in self.data[:8])
         more = ", ..." if len(self) > 8 else ""
         return f"Storage([{shown}{more}], dtype={self.dtype.name}, size={len(self)})"

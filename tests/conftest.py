@@ -12,5 +12,6 @@ settings.register_profile(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+settings.register_profile("quick", parent=settings.get_profile("default"), max_examples=10)
 settings.register_profile("thorough", parent=settings.get_profile("default"), max_examples=1000)
 settings.load_profile(os.environ.get("TENXOR_HYPOTHESIS_PROFILE", "default"))
