@@ -26,7 +26,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
     """The shape that all `shapes` broadcast to.
 
     Line the shapes up from the right; in each position the sizes must be equal or 1, and the
-    result takes the size that is not 1. A missing dim counts as size 1.
+    result takes the size that is not 1. A missing dim counts as size 1. Raises ValueError,
+    naming the shapes, when two sizes that are not 1 differ.
     """
     # BEGIN SOLUTION 4.1
     ndim = max((len(shape) for shape in shapes), default=0)
@@ -49,7 +50,11 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
 
 def expand_layout(layout: Layout, shape: Sequence[int]) -> Layout:
     """The layout stretched to `shape` without copying: new dims are added on the left, and
-    dims of size 1 grow to the target size with stride 0."""
+    dims of size 1 grow to the target size with stride 0.
+
+    Raises ValueError, naming both shapes, if the target has fewer dims or a dim that is
+    neither 1 nor the target size.
+    """
     # BEGIN SOLUTION 4.2
     shape = tuple(shape)
     extra = len(shape) - layout.ndim

@@ -34,7 +34,8 @@ def reduce_values(
     """Fold every run of elements along `dims` (None: all dims) into one value.
 
     Returns the result's shape (reduced dims removed, or kept with size 1 when `keepdim`) and
-    its values in row-major order. `fold` takes the list of one run's elements.
+    its values in row-major order. `fold` takes the list of one run's elements. Raises
+    IndexError for a dim out of range and ValueError for a dim named twice.
     """
     # BEGIN SOLUTION 5.1
     reduced = normalize_dims(dims, layout.ndim)
@@ -87,6 +88,7 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
 
     The last two dims are matrices and the dims before them broadcast as batch dims; a 1-D
     `a` is a row vector and a 1-D `b` a column vector, and their added dim is removed again.
+    Raises ValueError, naming both shapes, for a 0-d operand or inner dims that differ.
     """
     # BEGIN SOLUTION 5.4
     if a.ndim == 0 or b.ndim == 0:

@@ -79,6 +79,7 @@ def round_to_bfloat16(bits32: int) -> int:
 
     bfloat16 keeps the top 16 bits of a float32 (sign, 8 exponent bits, 7 mantissa bits).
     The dropped 16 bits round to nearest, ties to even; a NaN stays a NaN.
+    Raises ValueError if `bits32` is not a 32-bit pattern (0 to 2**32 - 1).
     """
     # BEGIN SOLUTION 1.2
     if not 0 <= bits32 < 2**32:
@@ -96,7 +97,10 @@ def round_to_bfloat16(bits32: int) -> int:
 
 
 def byte_strides(strides: Sequence[int], itemsize: int) -> tuple[int, ...]:
-    """Strides measured in bytes (as NumPy reports them) from strides measured in elements."""
+    """Strides measured in bytes (as NumPy reports them) from strides measured in elements.
+
+    Raises ValueError if `itemsize` is not positive.
+    """
     # BEGIN SOLUTION 1.3
     if itemsize <= 0:
         raise ValueError(f"itemsize must be positive, got {itemsize}")

@@ -118,7 +118,11 @@ def column_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
 
 
 def index_to_offset(index: Sequence[int], layout: Layout) -> int:
-    """The storage offset of the element at `index` (one int per dim, each in range)."""
+    """The storage offset of the element at `index` (one int per dim, each in range).
+
+    Raises IndexError, naming the index and shape, for a wrong number of entries or an entry
+    outside 0 to size - 1 (negative entries included).
+    """
     # BEGIN SOLUTION 2.3
     if len(index) != layout.ndim:
         raise IndexError(
@@ -136,7 +140,10 @@ def index_to_offset(index: Sequence[int], layout: Layout) -> int:
 
 def offset_to_index(offset: int, shape: Sequence[int]) -> Index:
     """The index of the element at `offset` in a contiguous row-major tensor of `shape`
-    (storage offset 0): the inverse of index_to_offset."""
+    (storage offset 0): the inverse of index_to_offset.
+
+    Raises IndexError, naming the offset and shape, if `offset` is not in 0 to numel - 1.
+    """
     # BEGIN SOLUTION 2.4
     count = 1
     for size in shape:
@@ -157,7 +164,7 @@ def next_index(index: Sequence[int], shape: Sequence[int]) -> Index | None:
     """The index after `index` in row-major order, or None after the last one.
 
     Like an odometer: the last dim counts up; when it passes its size it wraps to 0 and the
-    dim before it counts up by one.
+    dim before it counts up by one. Raises IndexError if `index` does not fit `shape`.
     """
     # BEGIN SOLUTION 2.5
     if len(index) != len(shape):

@@ -55,7 +55,10 @@ def infer_shape(shape: Sequence[int], numel: int) -> Shape:
 
 def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> Layout:
     """The layout without dim `dim` (or without each of several dims), which must have size 1.
-    With `dim=None`, every dim of size 1 is removed."""
+    With `dim=None`, every dim of size 1 is removed.
+
+    Raises IndexError for a dim out of range and ValueError for a dim whose size is not 1.
+    """
     # BEGIN SOLUTION 3.2
     if dim is None:
         drop = {d for d, size in enumerate(layout.shape) if size == 1}
@@ -78,7 +81,10 @@ def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> La
 
 
 def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
-    """The layout with a new dim of size 1 inserted at position `dim` (-1 appends it)."""
+    """The layout with a new dim of size 1 inserted at position `dim` (-1 appends it).
+
+    Raises IndexError unless -(ndim + 1) <= dim <= ndim.
+    """
     # BEGIN SOLUTION 3.3
     ndim = layout.ndim
     if not -(ndim + 1) <= dim <= ndim:
@@ -97,7 +103,11 @@ def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
 
 
 def permute_layout(layout: Layout, dims: Sequence[int]) -> Layout:
-    """The layout whose dim k is dim `dims[k]` of the input: the same elements, reordered dims."""
+    """The layout whose dim k is dim `dims[k]` of the input: the same elements, reordered dims.
+
+    Raises ValueError if `dims` is not a permutation of the dims (wrong length, a repeat) and
+    IndexError for a dim out of range.
+    """
     # BEGIN SOLUTION 3.4
     dims = tuple(dims)
     if len(dims) != layout.ndim:
@@ -122,7 +132,8 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
 
     An int picks one position and drops its dim; a slice keeps the dim with fewer elements
     and a larger stride; None inserts a new dim of size 1; `...` stands for as many full
-    slices as needed.
+    slices as needed. Raises IndexError for an int out of range, too many indices or two
+    `...`, and TypeError for anything else in the key (a float, a bool, a string).
     """
     # BEGIN SOLUTION 3.5
     items = key if isinstance(key, tuple) else (key,)
@@ -166,7 +177,7 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
 def view_layout(layout: Layout, shape: Sequence[int]) -> Layout | None:
     """A layout of the new `shape` (one `-1` allowed) that reads the same elements in the same
     row-major order without moving them, or None when the strides cannot express it (then
-    only a copy can have that shape).
+    only a copy can have that shape). Raises ValueError as infer_shape does.
     """
     # BEGIN SOLUTION 3.6
     count = 1

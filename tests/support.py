@@ -36,8 +36,10 @@ def numpy_dtype(dtype: tenxor.DType) -> np.dtype:
 
 
 def row_major_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Row-major strides in elements, as NumPy computes them."""
-    return tuple(s // 8 for s in np.empty(shape, dtype=np.float64).strides)
+    """Row-major strides in elements, as NumPy computes them; a size-0 dim counts as size 1
+    (PyTorch's convention, which tenxor follows)."""
+    sizes = tuple(max(size, 1) for size in shape)
+    return tuple(s // 8 for s in np.empty(sizes, dtype=np.float64).strides)
 
 
 def reach(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:

@@ -1,0 +1,96 @@
+"""Harder checks for chapters 1 and 2: every bfloat16 upper half, 5-d layouts with large
+strides, every offset and every step of 5-d shapes, and contiguity of every small layout."""
+
+from __future__ import annotations
+
+import itertools
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from numpy.lib.stride_tricks import as_strided
+
+from tenxor.storage import round_to_bfloat16
+from tenxor.strides import Layout, index_to_offset, is_contiguous, next_index, offset_to_index
+from tests.support import layouts, numpy_view
+
+
+@pytest.mark.exercise("1.2")
+def test_round_to_bfloat16_for_every_upper_half():
+    """All 65536 upper halves, each with the three lower halves around the tie and two random
+    ones, round as ml_dtypes rounds them; every NaN stays a NaN."""
+    rng = np.random.default_rng(2024)
+    upper = np.repeat(np.arange(2**16, dtype=np.uint32), 5)
+    lower = rng.integers(0, 2**16, upper.size, dtype=np.uint32)
+    lower[0::5], lower[1::5], lower[2::5] = 0x7FFF, 0x8000, 0x8001
+    bits = (upper << 16) | lower
+    with np.errstate(invalid="ignore"):
+        expected = bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+    nan = np.isnan(bits.view(np.float32))
+    result = np.array([round_to_bfloat16(int(b)) for b in bits.tolist()], dtype=np.int64)
+    assert ((result >= 0) & (result < 2**16)).all()
+    wrong = np.flatnonzero(~nan & (result != expected))
+    assert wrong.size == 0, [f"{bits[i]:#010x}->{result[i]:#06x}" for i in wrong[:5]]
+    result_nan = np.isnan(result[nan].astype(np.uint16).view(ml_dtypes.bfloat16))
+    assert result_nan.all(), [f"{b:#010x}" for b in bits[nan][~result_nan][:5]]
+
+
+@pytest.mark.exercise("2.3")
+@given(layouts(min_dims=5, max_dims=5, max_stride=2000))
+def test_index_to_offset_of_5d_layouts_with_large_strides(layout_and_size):
+    """5-d layouts with strides up to +-2000 (negative, zero) and a storage offset: every
+    index's offset is the value NumPy's view holds over 0, 1, 2, ..."""
+    layout, size = layout_and_size
+    view = numpy_view(np.arange(size, dtype=np.int64), layout)
+    for index in np.ndindex(layout.shape):
+        assert index_to_offset(index, layout) == view[index], index
+
+
+@pytest.mark.exercise("2.4")
+@given(st.lists(st.integers(1, 5) | st.just(1), min_size=5, max_size=5).map(tuple))
+def test_offset_to_index_of_every_offset_of_5d_shapes(shape):
+    """Every offset of a 5-d shape (size-1 dims included) gives np.unravel_index's index."""
+    total = int(np.prod(shape))
+    expected = list(zip(*(i.tolist() for i in np.unravel_index(np.arange(total), shape))))
+    assert [offset_to_index(offset, shape) for offset in range(total)] == expected
+
+
+@pytest.mark.exercise("2.5")
+@given(st.lists(st.sampled_from([1, 1, 2, 3, 4]), min_size=5, max_size=5).map(tuple))
+def test_next_index_over_5d_shapes_with_size_1_dims(shape):
+    """Over 5-d shapes full of size-1 dims, the odometer from the zero index visits exactly
+    np.ndindex(shape) in order, each step is the next index, and the last step is None."""
+    order = list(np.ndindex(shape))
+    for here, there in zip(order, order[1:] + [None]):
+        assert next_index(here, shape) == there, here
+    index, visited = (0,) * 5, []
+    while index is not None and len(visited) <= len(order):
+        visited.append(index)
+        index = next_index(list(index), shape)
+    assert visited == order
+
+
+@pytest.mark.exercise("2.6")
+def test_is_contiguous_of_every_small_layout():
+    """Every layout of up to 3 dims with sizes 0 to 2 and strides -3 to 3 (and 4 dims with
+    sizes 1 and 2, strides -2 to 2), with a storage offset: NumPy's C_CONTIGUOUS flag."""
+    buffer = np.arange(100)
+    families = [(range(0, 3), range(-3, 4), ndim) for ndim in range(4)]
+    families.append((range(1, 3), range(-2, 3), 4))
+    checked = 0
+    for sizes, strides_range, ndim in families:
+        for shape in itertools.product(sizes, repeat=ndim):
+            for strides in itertools.product(strides_range, repeat=ndim):
+                low = sum(min(0, (n - 1) * s) for n, s in zip(shape, strides) if n > 0)
+                layout = Layout(shape, strides, 10 - low)
+                view = as_strided(
+                    buffer[layout.offset :],
+                    shape=shape,
+                    strides=tuple(8 * s for s in strides),
+                    writeable=False,
+                )
+                assert is_contiguous(layout) == view.flags["C_CONTIGUOUS"], layout
+                checked += 1
+    assert checked > 10_000

@@ -1,0 +1,557 @@
+"""Chapter 1: storage. Element counts, bfloat16 rounding, byte strides and the Storage buffer,
+checked against NumPy (and ml_dtypes for bfloat16)."""
+
+from __future__ import annotations
+
+import re
+import struct
+from array import array
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from numpy.lib.stride_tricks import as_strided
+
+import tenxor
+from tenxor.storage import Storage, bfloat16_to_float, byte_strides, numel, round_to_bfloat16
+from tenxor.strides import Layout
+from tenxor.tensor import Tenxor
+from tests.support import cases, layouts, numpy_dtype, row_major_strides
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), BF16)
+ALL_DTYPES = [
+    tenxor.float64,
+    tenxor.float32,
+    tenxor.bfloat16,
+    tenxor.int64,
+    tenxor.int32,
+    tenxor.bool,
+]
+
+
+def mentions(*values: object) -> str:
+    """A regex matching a message that names every one of `values`, in any order.
+
+    Ints must stand alone (5 does not match inside 15); tuples may be printed with () or [].
+    """
+    parts = []
+    for value in values:
+        if isinstance(value, tuple):
+            inner = r",\s*".join(re.escape(str(v)) for v in value)
+            parts.append(rf"(?=.*[\(\[]{inner},?[\)\]])")
+        else:
+            parts.append(rf"(?=.*(?<![\d-]){re.escape(str(value))}(?!\d))")
+    return "(?s)" + "".join(parts)
+
+
+def strided(buffer: np.ndarray, layout: Layout) -> np.ndarray:
+    """The NumPy view `layout` describes over the 1-D `buffer`, size-0 shapes included."""
+    itemsize = buffer.dtype.itemsize
+    return as_strided(
+        buffer[layout.offset :],
+        shape=layout.shape,
+        strides=tuple(s * itemsize for s in layout.strides),
+        writeable=False,
+    )
+
+
+def read_as(data: bytes, dtype: tenxor.DType) -> list:
+    """The numbers `data` holds when its bytes are read with `dtype`'s typecode."""
+    items = array(dtype.typecode, data).tolist()
+    if dtype is tenxor.bfloat16:
+        return bfloat16_to_float(items)
+    if dtype is tenxor.bool:
+        return [bool(item) for item in items]
+    return items
+
+
+def assert_equal_arrays(actual: np.ndarray, expected: np.ndarray) -> None:
+    """Equal elements, NaN equal to NaN (bfloat16 is compared widened to float32)."""
+    if expected.dtype == BF16:
+        actual, expected = actual.astype(np.float32), expected.astype(np.float32)
+    np.testing.assert_array_equal(actual, expected)
+
+
+def stored_values(storage: Storage, dtype: np.dtype) -> np.ndarray:
+    """The elements of a Storage, in offset order, as a NumPy array of `dtype`."""
+    return np.array(list(storage.values()), dtype=dtype)
+
+
+def layout_of(view: np.ndarray, base: np.ndarray) -> Layout:
+    """The layout (in elements) of a NumPy view into the 1-D array `base`."""
+    itemsize = view.dtype.itemsize
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    strides = tuple(s // itemsize for s in view.strides)
+    return Layout(view.shape, strides, start // itemsize)
+
+
+def assert_strided_tensor_matches(storage: Storage, expected: np.ndarray) -> None:
+    """A non-contiguous tensor over `storage` reads NumPy's view of `expected` (12 elements)
+    and reports NumPy's byte strides."""
+    view = expected.reshape(3, 4)[::-1, 1::2]
+    t = Tenxor(storage, layout_of(view, expected))
+    assert t.byte_strides == view.strides
+    buffer = stored_values(storage, expected.dtype)
+    assert_equal_arrays(strided(buffer, t.layout), view)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.1 numel
+# ---------------------------------------------------------------------------------------------
+
+shapes = st.lists(st.integers(0, 6) | st.integers(1, 3), max_size=6).map(tuple)
+
+
+@pytest.mark.exercise("1.1")
+@given(shapes)
+def test_numel_matches_numpy_size(shape):
+    """numel(shape) is the size of a NumPy array of that shape (size-0 dims give 0)."""
+    assert numel(shape) == np.zeros(shape, dtype=np.bool_).size
+
+
+@pytest.mark.exercise("1.1")
+@pytest.mark.parametrize(
+    "shape",
+    [(), (0,), (1,), (7,), (2, 3), (3, 0, 4), (1, 1, 1), (2, 3, 4, 5, 6), (1000, 1000, 1000)],
+)
+def test_numel_of_chosen_shapes(shape):
+    """The 0-d shape holds one element; any size-0 dim makes the count 0; no overflow."""
+    expected = int(np.prod(shape, dtype=np.int64))
+    result = numel(shape)
+    assert type(result) is int
+    assert result == expected
+
+
+@pytest.mark.exercise("1.1")
+def test_numel_accepts_a_list_and_leaves_it_alone():
+    """A shape given as a list works and is not modified."""
+    shape = [4, 5, 6]
+    assert numel(shape) == np.zeros(shape).size
+    assert shape == [4, 5, 6]
+
+
+@pytest.mark.exercise("1.1")
+@pytest.mark.parametrize("shape", [(-4,), (3, -4), (2, -4, 0)])
+def test_numel_rejects_a_negative_size(shape):
+    """A negative size is a ValueError that names it (even when another dim is 0)."""
+    with pytest.raises(ValueError, match=mentions(-4)):
+        numel(shape)
+
+
+@pytest.mark.exercise("1.1")
+@given(cases())
+def test_tensor_numel_matches_numpy(case):
+    """t.numel() of any layout (offsets, stride 0, negative strides) is NumPy's size."""
+    assert case.tensor().numel() == case.array.size
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.2 round_to_bfloat16
+# ---------------------------------------------------------------------------------------------
+
+
+def bfloat16_oracle(bits32: int) -> int:
+    """ml_dtypes' bfloat16 bit pattern for the float32 with this bit pattern."""
+    value = np.array([bits32], dtype=np.uint32).view(np.float32)
+    return int(value.astype(BF16).view(np.uint16)[0])
+
+
+def is_float32_nan(bits32: int) -> bool:
+    return (bits32 >> 23) & 0xFF == 0xFF and bits32 & 0x7FFFFF != 0
+
+
+def is_bfloat16_nan(bits16: int) -> bool:
+    return (bits16 >> 7) & 0xFF == 0xFF and bits16 & 0x7F != 0
+
+
+def assert_rounds_like_ml_dtypes(bits32: int) -> None:
+    result = round_to_bfloat16(bits32)
+    assert isinstance(result, int)
+    assert 0 <= result < 2**16, f"{result:#x} is not a 16-bit pattern"
+    if is_float32_nan(bits32):
+        assert is_bfloat16_nan(result), f"NaN {bits32:#010x} became {result:#06x}"
+    else:
+        expected = bfloat16_oracle(bits32)
+        assert result == expected, f"{bits32:#010x} -> {result:#06x}, expected {expected:#06x}"
+
+
+def f32(value: float) -> int:
+    """The float32 bit pattern of `value`."""
+    return struct.unpack("<I", struct.pack("<f", value))[0]
+
+
+ROUNDING_CASES = {
+    "one": 0x3F800000,
+    "below_tie_rounds_down": 0x3F807FFF,
+    "tie_to_even_stays_down": 0x3F808000,
+    "above_tie_rounds_up": 0x3F808001,
+    "tie_to_even_goes_up": 0x3F818000,
+    "tie_odd_just_above": 0x3F818001,
+    "lower_half_all_ones": 0x3F80FFFF,
+    "negative_tie_goes_up": 0xBF818000,
+    "negative_tie_stays_down": 0xBF808000,
+    "negative_above_tie": 0xC0490FDB,
+    "pi": f32(3.14159265),
+    "one_third": f32(1 / 3),
+    "carry_into_exponent": 0x3FFF8000,
+    "carry_into_exponent_above_tie": 0x3FFFC000,
+    "negative_carry_into_exponent": 0xBFFFFFFF,
+    "largest_float32_to_inf": 0x7F7FFFFF,
+    "negative_largest_float32_to_minus_inf": 0xFF7FFFFF,
+    "largest_bfloat16_stays": 0x7F7F0000,
+    "just_below_overflow_tie": 0x7F7F7FFF,
+    "overflow_tie_to_inf": 0x7F7F8000,
+    "smallest_float32_subnormal": 0x00000001,
+    "subnormal_tie_to_even_zero": 0x00008000,
+    "subnormal_tie_to_even_up": 0x00018000,
+    "subnormal_above_tie": 0x00008001,
+    "largest_subnormal_to_normal": 0x007FFFFF,
+    "negative_subnormal": 0x807FFFFF,
+    "zero": 0x00000000,
+    "negative_zero": 0x80000000,
+    "tiny_negative_to_negative_zero": 0x80000001,
+    "inf": 0x7F800000,
+    "minus_inf": 0xFF800000,
+}
+
+NAN_CASES = {
+    "quiet_nan": 0x7FC00000,
+    "negative_quiet_nan": 0xFFC00000,
+    "nan_payload_only_in_lower_half": 0x7F800001,
+    "negative_nan_payload_only_in_lower_half": 0xFF800001,
+    "nan_lower_half_tie": 0x7F808000,
+    "nan_all_ones": 0x7FFFFFFF,
+    "negative_nan_all_ones": 0xFFFFFFFF,
+    "nan_with_upper_payload": 0x7FA5A5A5,
+}
+
+
+@pytest.mark.exercise("1.2")
+@pytest.mark.parametrize("bits32", ROUNDING_CASES.values(), ids=ROUNDING_CASES.keys())
+def test_round_to_bfloat16_matches_ml_dtypes(bits32):
+    """Round to nearest, ties to even, both directions, with carries, subnormals and signs."""
+    assert_rounds_like_ml_dtypes(bits32)
+
+
+@pytest.mark.exercise("1.2")
+def test_round_to_bfloat16_is_not_truncation():
+    """Dropping the lower 16 bits is wrong above a tie and on an odd tie."""
+    for bits32 in (0x3F808001, 0x3F818000, 0x3F80FFFF):
+        assert round_to_bfloat16(bits32) == bfloat16_oracle(bits32) == (bits32 >> 16) + 1
+
+
+@pytest.mark.exercise("1.2")
+def test_round_to_bfloat16_ties_go_to_the_even_pattern():
+    """An exact tie never rounds away from zero blindly: it lands on an even pattern."""
+    for upper in (0x3F80, 0x3F81, 0x4000, 0x4001, 0xC123, 0xC124, 0x0000, 0x0001):
+        bits32 = (upper << 16) | 0x8000
+        result = round_to_bfloat16(bits32)
+        assert result == bfloat16_oracle(bits32)
+        assert result % 2 == 0
+        assert result in (upper, upper + 1)
+
+
+@pytest.mark.exercise("1.2")
+def test_round_to_bfloat16_keeps_the_sign_of_zero_and_infinities():
+    """-0.0 stays -0.0 and infinities stay infinities of the same sign."""
+    for value in (0.0, -0.0, np.inf, -np.inf):
+        bits32 = f32(value)
+        assert round_to_bfloat16(bits32) == bfloat16_oracle(bits32) == bits32 >> 16
+
+
+@pytest.mark.exercise("1.2")
+def test_round_to_bfloat16_overflows_to_infinity():
+    """The largest float32 rounds up to infinity (exponent carry), as ml_dtypes does."""
+    result = round_to_bfloat16(0x7F7FFFFF)
+    assert result == bfloat16_oracle(0x7F7FFFFF)
+    assert np.isinf(np.array([result], dtype=np.uint16).view(BF16)[0])
+
+
+@pytest.mark.exercise("1.2")
+@pytest.mark.parametrize("bits32", NAN_CASES.values(), ids=NAN_CASES.keys())
+def test_round_to_bfloat16_keeps_nan_a_nan(bits32):
+    """Every NaN gives a NaN, never an infinity (truncation) or a carry into the sign."""
+    assert is_float32_nan(bits32)
+    result = round_to_bfloat16(bits32)
+    assert is_bfloat16_nan(result), f"NaN {bits32:#010x} became {result:#06x}"
+    assert np.isnan(np.array([result], dtype=np.uint16).view(BF16)[0])
+
+
+@pytest.mark.exercise("1.2")
+@given(st.integers(0, 2**32 - 1))
+def test_round_to_bfloat16_of_random_bit_patterns(bits32):
+    """Any 32-bit pattern rounds as ml_dtypes rounds it (NaNs stay NaN)."""
+    assert_rounds_like_ml_dtypes(bits32)
+
+
+@pytest.mark.exercise("1.2")
+@given(st.integers(0, 2**16 - 1), st.sampled_from([0x7FFF, 0x8000, 0x8001, 0x0000, 0xFFFF]))
+def test_round_to_bfloat16_near_ties_of_random_upper_halves(upper, lower):
+    """Lower halves just below, at and above the tie, for any upper half."""
+    assert_rounds_like_ml_dtypes((upper << 16) | lower)
+
+
+@pytest.mark.exercise("1.2")
+@pytest.mark.parametrize("bits32", [-1, 2**32, 2**40])
+def test_round_to_bfloat16_rejects_values_that_are_not_32_bit_patterns(bits32):
+    """Out-of-range input is a ValueError that names it."""
+    with pytest.raises(ValueError, match=mentions(bits32)):
+        round_to_bfloat16(bits32)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1.3 byte_strides
+# ---------------------------------------------------------------------------------------------
+
+dtype_params = [pytest.param(d, marks=pytest.mark.exercise("1.3"), id=d.name) for d in ALL_DTYPES]
+
+
+@pytest.mark.parametrize("dtype", dtype_params)
+@given(layouts())
+def test_byte_strides_match_numpy_strides(dtype, layout_and_size):
+    """byte_strides(strides, itemsize) is NumPy's .strides of the same view, for every dtype."""
+    layout, size = layout_and_size
+    buffer = np.zeros(size, dtype=numpy_dtype(dtype))
+    result = byte_strides(layout.strides, dtype.itemsize)
+    assert result == strided(buffer, layout).strides
+    assert isinstance(result, tuple)
+
+
+@pytest.mark.parametrize("dtype", dtype_params)
+def test_byte_strides_of_numpy_views(dtype):
+    """Element strides of transposed, sliced and reversed NumPy arrays scale back to bytes."""
+    np_dtype = numpy_dtype(dtype)
+    assert dtype.itemsize == np_dtype.itemsize
+    base = np.arange(120).astype(np_dtype).reshape(2, 3, 4, 5)
+    views = [
+        base,
+        base.transpose(3, 1, 0, 2),
+        base[:, ::-1, 1::2, ::3],
+        base[1, None, :, 2],
+        base[..., 0],
+        base[0, 0, 0, 0, ...],
+        np.broadcast_to(base[:, :1], (2, 6, 4, 5)),
+    ]
+    for view in views:
+        elements = tuple(s // np_dtype.itemsize for s in view.strides)
+        assert byte_strides(elements, dtype.itemsize) == view.strides
+
+
+@pytest.mark.exercise("1.3")
+@pytest.mark.parametrize(
+    ("strides", "itemsize"),
+    [((12, 4, 1), 8), ((1, 3), 2), ((-5, 0, 7), 4), ((), 8), ((6,), 1)],
+)
+def test_byte_strides_multiply_each_stride(strides, itemsize):
+    """Each stride is multiplied (not divided, not offset) by the item size, in order."""
+    array = as_strided(
+        np.zeros(200, dtype=f"V{itemsize}")[100:],
+        shape=(2,) * len(strides),
+        strides=tuple(s * itemsize for s in strides),
+    )
+    assert byte_strides(strides, itemsize) == array.strides
+
+
+@pytest.mark.exercise("1.3")
+def test_byte_strides_accepts_a_list():
+    """Strides given as a list give a tuple."""
+    assert byte_strides([3, 1], 4) == np.zeros((2, 3), dtype=np.int32).strides
+
+
+@pytest.mark.exercise("1.3")
+@pytest.mark.parametrize("itemsize", [0, -8])
+def test_byte_strides_rejects_an_itemsize_that_is_not_positive(itemsize):
+    """An item size of 0 or less is a ValueError that names it."""
+    with pytest.raises(ValueError, match=mentions(itemsize)):
+        byte_strides((3, 1), itemsize)
+
+
+@pytest.mark.exercise("1.3")
+@pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d is not tenxor.bfloat16], ids=str)
+@given(layouts())
+def test_tensor_byte_strides_match_numpy(dtype, layout_and_size):
+    """t.byte_strides and t.itemsize of a tensor of any dtype are NumPy's strides and itemsize.
+
+    (A bfloat16 tensor needs 1.2 to be built; byte_strides itself is checked for it above.)
+    """
+    layout, size = layout_and_size
+    buffer = (np.arange(size) % 2).astype(numpy_dtype(dtype))
+    t = Tenxor(Storage(buffer.tolist(), dtype), layout)
+    view = strided(buffer, layout)
+    assert t.itemsize == view.itemsize
+    assert t.byte_strides == view.strides
+
+
+# ---------------------------------------------------------------------------------------------
+# Storage: values, bytes, item sizes, and the same bytes read as another dtype
+# ---------------------------------------------------------------------------------------------
+
+
+def storage_param(dtype: tenxor.DType):
+    """bfloat16 storage rounds with 1.2; the others are checked together with byte strides."""
+    exercise = "1.2" if dtype is tenxor.bfloat16 else "1.3"
+    return pytest.param(dtype, marks=pytest.mark.exercise(exercise), id=dtype.name)
+
+
+storage_params = [storage_param(d) for d in ALL_DTYPES]
+
+FLOATS = [
+    0.1, -2.5, 1 / 3, -1e40, 3.4e38, 1e-45, -1e-310, -0.0,
+    float("inf"), float("nan"), 1 + 2**-8, 1 + 2**-8 + 2**-30,
+]  # fmt: skip
+SAMPLE_VALUES = {
+    "float": FLOATS,
+    "int32": [0, 1, -1, 7, 2**31 - 1, -(2**31), 123456789, -98765, 42, 3, -3, 65536],
+    "int64": [0, 1, -1, 7, 2**63 - 1, -(2**63), 2**40 + 3, -(2**35), 42, 3, -3, 65536],
+    "bool": [True, False, 0, 1, 5, -2, 0.5, 0.0, True, False, False, True],
+}
+
+
+def sample_values(dtype: tenxor.DType) -> list:
+    """Twelve values that show how `dtype` stores numbers (rounding, overflow, signs)."""
+    if dtype.name in SAMPLE_VALUES:
+        return SAMPLE_VALUES[dtype.name]
+    return SAMPLE_VALUES[dtype.kind]
+
+
+def numpy_stored(values: list, dtype: tenxor.DType) -> np.ndarray:
+    """The 1-D NumPy array NumPy builds from `values` with this dtype."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.array(values, dtype=numpy_dtype(dtype))
+
+
+def assert_same_bytes(data: bytes, expected: np.ndarray) -> None:
+    """`data` is NumPy's bytes for `expected`; any NaN pattern may stand for a NaN."""
+    assert len(data) == expected.nbytes
+    if expected.dtype not in FLOAT_DTYPES:
+        assert data == expected.tobytes()
+        return
+    got = np.frombuffer(data, dtype=expected.dtype)
+    with np.errstate(invalid="ignore"):
+        nan = np.isnan(expected.astype(np.float64))
+        assert np.isnan(got[nan].astype(np.float64)).all()
+    assert got[~nan].tobytes() == expected[~nan].tobytes()
+
+
+def value_strategy(dtype: tenxor.DType) -> st.SearchStrategy:
+    if dtype.kind == "float":
+        return st.floats()
+    if dtype.kind == "bool":
+        return st.booleans() | st.integers(-3, 3)
+    bits = dtype.itemsize * 8
+    return st.integers(-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+
+
+def assert_same_elements(storage: Storage, expected: np.ndarray) -> None:
+    """The storage holds exactly NumPy's elements: NaN where NumPy has NaN, the sign of zero."""
+    assert len(storage) == expected.size
+    result = stored_values(storage, expected.dtype)
+    assert_equal_arrays(result, expected)
+    if expected.dtype in FLOAT_DTYPES:
+        numbers = ~np.isnan(expected.astype(np.float64))
+        signs = np.signbit(result[numbers].astype(np.float64))
+        np.testing.assert_array_equal(signs, np.signbit(expected[numbers].astype(np.float64)))
+    for offset in range(len(storage)):
+        single = np.array([storage[offset]], dtype=expected.dtype)
+        assert_equal_arrays(single, expected[offset : offset + 1])
+
+
+@pytest.mark.parametrize("dtype", storage_params)
+def test_storage_holds_values_as_numpy_stores_them(dtype):
+    """Storage rounds floats to float32 or bfloat16, keeps ints to their full range and turns
+    any non-zero value into True, as NumPy does; a strided tensor over it has NumPy's byte
+    strides."""
+    values = sample_values(dtype)
+    expected = numpy_stored(values, dtype)
+    storage = Storage(values, dtype)
+    assert storage.dtype is dtype
+    assert_same_elements(storage, expected)
+    if dtype is not tenxor.bfloat16:
+        assert_strided_tensor_matches(storage, expected)
+
+
+@pytest.mark.parametrize("dtype", storage_params)
+@given(data=st.data())
+def test_storage_of_random_values_matches_numpy(dtype, data):
+    """Random values (any float, any int in range) are stored exactly as NumPy stores them."""
+    values = data.draw(st.lists(value_strategy(dtype), min_size=12, max_size=12))
+    expected = numpy_stored(values, dtype)
+    storage = Storage(values, dtype)
+    assert_same_elements(storage, expected)
+    assert_same_bytes(storage.tobytes(), expected)
+    if dtype is not tenxor.bfloat16:
+        assert_strided_tensor_matches(storage, expected)
+
+
+@pytest.mark.parametrize("dtype", storage_params)
+def test_storage_bytes_and_itemsize_match_numpy(dtype):
+    """tobytes() is NumPy's tobytes() for the same values, itemsize bytes per element."""
+    values = sample_values(dtype)
+    expected = numpy_stored(values, dtype)
+    storage = Storage(values, dtype)
+    assert dtype.itemsize == expected.itemsize
+    assert storage.tobytes() == expected.tobytes()
+    assert len(storage.tobytes()) == len(values) * dtype.itemsize
+    if dtype is not tenxor.bfloat16:
+        view = expected.reshape(3, 2, 2).transpose(2, 0, 1)
+        t = Tenxor(storage, Layout(view.shape, tuple(s // view.itemsize for s in view.strides)))
+        assert t.byte_strides == view.strides
+
+
+@pytest.mark.parametrize("dtype", storage_params)
+def test_storage_setitem_stores_as_numpy_does(dtype):
+    """Writing one element converts it as NumPy's item assignment does."""
+    values = sample_values(dtype)
+    new_values = sample_values(dtype)[::-1]
+    storage = Storage(values, dtype)
+    expected = numpy_stored(values, dtype)
+    for offset, value in enumerate(new_values):
+        storage[offset] = value
+        with np.errstate(over="ignore", invalid="ignore"):
+            expected[offset] = value
+    assert_same_elements(storage, expected)
+    assert storage.tobytes() == expected.tobytes()
+    if dtype is not tenxor.bfloat16:
+        assert_strided_tensor_matches(storage, expected)
+
+
+def reinterpret_params():
+    """Every (source, target) pair; a bfloat16 storage needs 1.2, the others check 1.3."""
+    params = []
+    for source in ALL_DTYPES:
+        for target in ALL_DTYPES:
+            uses_bfloat16 = tenxor.bfloat16 in (source, target)
+            params.append(
+                pytest.param(
+                    source,
+                    target,
+                    marks=pytest.mark.exercise("1.2" if uses_bfloat16 else "1.3"),
+                    id=f"{source.name}-as-{target.name}",
+                )
+            )
+    return params
+
+
+@pytest.mark.parametrize(("source", "target"), reinterpret_params())
+def test_same_bytes_read_as_another_dtype_match_numpy_view(source, target):
+    """The bytes of a storage read as another dtype give NumPy's .view(other): the same
+    elements, which a storage of that dtype holds unchanged (same bytes back), and a tensor
+    over them has the byte strides of NumPy's view."""
+    values = (sample_values(source) * 2)[:16]
+    stored = numpy_stored(values, source).reshape(2, 8)
+    storage = Storage(values, source)
+    assert_same_bytes(storage.tobytes(), stored.reshape(-1))
+    data = storage.tobytes()
+    expected = stored.view(numpy_dtype(target))
+    assert len(data) // target.itemsize == expected.size
+    other = Storage(read_as(data, target), target)
+    assert len(other) == expected.size
+    assert_equal_arrays(stored_values(other, expected.dtype), expected.reshape(-1))
+    if target is not tenxor.bool:
+        assert_same_bytes(other.tobytes(), expected.reshape(-1))
+    if tenxor.bfloat16 not in (source, target):
+        t = Tenxor(other, Layout(expected.shape, row_major_strides(expected.shape)))
+        assert t.byte_strides == expected.strides
