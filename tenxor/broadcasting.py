@@ -37,6 +37,8 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
         for shape in shapes:
             if -position > len(shape) or shape[position] == 1:
                 continue
+            if shape[position] < 0:
+                raise ValueError(f"shape {tuple(shape)} has a negative size {shape[position]}")
             if size not in (1, shape[position]):
                 raise ValueError(
                     f"shapes {', '.join(str(tuple(s)) for s in shapes)} cannot be broadcast: "

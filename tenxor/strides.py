@@ -80,6 +80,8 @@ def normalize_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ..
         return tuple(range(ndim))
     if isinstance(dims, int):
         dims = (dims,)
+    if not isinstance(dims, list | tuple):
+        raise TypeError(f"dims must be an int, a sequence of ints or None, got {dims!r}")
     result = tuple(normalize_dim(d, ndim) for d in dims)
     if len(set(result)) != len(result):
         raise ValueError(f"dims {tuple(dims)} name the same dim twice")

@@ -17,6 +17,7 @@ from . import broadcasting as bc
 from . import reductions as rd
 from .printing import format_tensor
 from .storage import (
+    DTYPES,
     DType,
     Number,
     Storage,
@@ -122,18 +123,19 @@ class Tenxor:
 
     def item(self) -> Number:
         """The one element of a tensor that holds exactly one."""
-        if self.numel() != 1:
+        values = self.values()
+        if len(values) != 1:
             raise ValueError(
-                f"item() needs exactly one element, but shape {self.shape} holds {self.numel()}"
+                f"item() needs exactly one element, but shape {self.shape} holds {len(values)}"
             )
-        return self.values()[0]
+        return values[0]
 
     def tobytes(self) -> bytes:
-        """The raw bytes of the elements in row-major order (what a contiguous copy stores)."""
-        return self.contiguous().storage.tobytes()
+        """The raw bytes of the elements in row-major order, as a contiguous copy stores them."""
+        return Storage(self.values(), self.dtype).tobytes()
 
     def __bool__(self) -> bool:
-        if self.numel() != 1:
+        if math.prod(self.shape) != 1:
             raise ValueError(
                 f"the truth value of a tensor of shape {self.shape} is ambiguous; "
                 "use .any()-style reductions or compare elements"
@@ -161,7 +163,7 @@ class Tenxor:
 
     def view(self, *shape: int | Sequence[int]) -> Tenxor:
         """The same elements in a new shape, as a view; raises if only a copy could do it."""
-        shape = _shape_args(shape)
+        shape = _shape_args(shape, allow_minus_one=True)
         layout = view_layout(self.layout, shape)
         if layout is None:
             raise ValueError(
@@ -172,7 +174,7 @@ class Tenxor:
 
     def reshape(self, *shape: int | Sequence[int]) -> Tenxor:
         """The same elements in a new shape: a view when the strides allow it, else a copy."""
-        shape = _shape_args(shape)
+        shape = _shape_args(shape, allow_minus_one=True)
         layout = view_layout(self.layout, shape)
         if layout is None:
             return self.contiguous().view(shape)
@@ -188,7 +190,7 @@ class Tenxor:
         return self._with_layout(unsqueeze_layout(self.layout, dim))
 
     def permute(self, *dims: int | Sequence[int]) -> Tenxor:
-        return self._with_layout(permute_layout(self.layout, _shape_args(dims)))
+        return self._with_layout(permute_layout(self.layout, _int_args(dims, "dims")))
 
     def transpose(self, dim0: int, dim1: int) -> Tenxor:
         return self._with_layout(transpose_layout(self.layout, dim0, dim1))
@@ -204,8 +206,14 @@ class Tenxor:
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def expand(self, *shape: int | Sequence[int]) -> Tenxor:
-        """A view stretched to `shape`: size-1 dims repeat with stride 0."""
-        return self._with_layout(bc.expand_layout(self.layout, _shape_args(shape)))
+        """A view stretched to `shape`: size-1 dims repeat with stride 0; -1 keeps a dim's size."""
+        target = _int_args(shape, "sizes in a shape")
+        extra = len(target) - self.ndim
+        target = tuple(
+            self.shape[i - extra] if size == -1 and i >= extra else size
+            for i, size in enumerate(target)
+        )
+        return self._with_layout(bc.expand_layout(self.layout, target))
 
     def broadcast_to(self, shape: Sequence[int]) -> Tenxor:
         return self.expand(shape)
@@ -437,11 +445,25 @@ def nest(values: Sequence[Number], shape: Sequence[int]) -> Any:
     return [nest(values[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
-def _shape_args(args: tuple[Any, ...]) -> tuple[int, ...]:
-    """Sizes given as separate ints or as one sequence, as a tuple."""
-    if len(args) == 1 and not isinstance(args[0], int):
-        return tuple(args[0])
-    return tuple(args)
+def _int_args(args: tuple[Any, ...], what: str) -> tuple[int, ...]:
+    """Ints given separately or as one sequence, as a tuple; a TypeError names anything else."""
+    if len(args) == 1 and isinstance(args[0], list | tuple):
+        args = tuple(args[0])
+    for value in args:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{what} must be ints, got {args!r}")
+    return args
+
+
+def _shape_args(args: tuple[Any, ...], allow_minus_one: bool = False) -> tuple[int, ...]:
+    """A shape given as separate sizes or as one sequence, checked: ints, none negative
+    (but -1 where `allow_minus_one`)."""
+    shape = _int_args(args, "sizes in a shape")
+    lowest = -1 if allow_minus_one else 0
+    for size in shape:
+        if size < lowest:
+            raise ValueError(f"shape {shape} has a negative size {size}")
+    return shape
 
 
 def _is_list_index(item: Any) -> bool:
@@ -541,13 +563,28 @@ def tensor(data: Any, dtype: DType | str | None = None) -> Tenxor:
 
     Without `dtype`: bool if every value is a bool, int64 if every value is an int, else float64.
     """
-    if hasattr(data, "tolist"):  # a Tenxor or a NumPy array
-        data = data.tolist()
-    values, shape = _flatten_nested(data)
+    if isinstance(data, Tenxor):
+        values, shape, inferred = data.values(), data.shape, data.dtype
+    elif hasattr(data, "shape") and hasattr(data, "tolist"):  # a NumPy array
+        values, shape = data.reshape(-1).tolist(), tuple(data.shape)
+        inferred = _numpy_dtype(data.dtype)
+    else:
+        values, shape = _flatten_nested(data)
+        inferred = promote_all(_infer_dtype(v) for v in values)
     if dtype is None:
-        dtype = promote_all(_infer_dtype(v) for v in values)
+        dtype = inferred
     dtype = as_dtype(dtype)
     return Tenxor.from_values([_converter(dtype)(v) for v in values], shape, dtype)
+
+
+def _numpy_dtype(dtype: Any) -> DType:
+    """The tenxor dtype for a NumPy dtype: the same name where tenxor has it, else by kind."""
+    if dtype.name in DTYPES:
+        return DTYPES[dtype.name]
+    kinds = {"b": bool_, "i": int64, "u": int64, "f": float64}
+    if dtype.kind not in kinds:
+        raise TypeError(f"tensor() cannot hold NumPy dtype {dtype.name}")
+    return kinds[dtype.kind]
 
 
 def promote_all(dtypes: Any) -> DType:
@@ -560,7 +597,7 @@ def promote_all(dtypes: Any) -> DType:
 
 def full(shape: Sequence[int], value: Number, dtype: DType | str | None = None) -> Tenxor:
     """A new tensor of `shape` with every element equal to `value`."""
-    shape = tuple(shape)
+    shape = _shape_args((shape,))
     dtype = _infer_dtype(value) if dtype is None else as_dtype(dtype)
     return Tenxor.from_values([_converter(dtype)(value)] * math.prod(shape), shape, dtype)
 
@@ -584,6 +621,8 @@ def arange(
         start, end = 0, start
     if step == 0:
         raise ValueError("arange step must not be 0")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise ValueError(f"arange needs finite numbers, got start={start}, end={end}, step={step}")
     count = max(0, math.ceil((end - start) / step))
     if dtype is None:
         dtype = promote_all(_infer_dtype(v) for v in (start, end, step))

@@ -11,7 +11,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from .strides import Layout, Shape, contiguous_strides, normalize_dim
+from .strides import Layout, Shape, contiguous_strides, normalize_dim, normalize_dims
 
 IndexKey = Any  # an int, slice, None, Ellipsis, or a tuple of them
 
@@ -63,8 +63,7 @@ def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> La
     if dim is None:
         drop = {d for d, size in enumerate(layout.shape) if size == 1}
     else:
-        dims = (dim,) if isinstance(dim, int) else tuple(dim)
-        drop = {normalize_dim(d, layout.ndim) for d in dims}
+        drop = set(normalize_dims(dim, layout.ndim))
         for d in sorted(drop):
             if layout.shape[d] != 1:
                 raise ValueError(
@@ -87,6 +86,8 @@ def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
     """
     # BEGIN SOLUTION 3.3
     ndim = layout.ndim
+    if not isinstance(dim, int):
+        raise TypeError(f"dim must be an int, got {dim!r}")
     if not -(ndim + 1) <= dim <= ndim:
         raise IndexError(
             f"dim {dim} is out of range for unsqueeze on shape {layout.shape} "

@@ -78,7 +78,7 @@ def make_tensor(buffer: np.ndarray, layout: Layout, dtype: tenxor.DType | None =
 
 def from_numpy(array: np.ndarray, dtype: tenxor.DType | None = None) -> Tenxor:
     """A contiguous Tenxor with the elements of `array`."""
-    array = np.ascontiguousarray(array)
+    array = np.array(array, order="C", copy=True)  # keeps 0-d arrays 0-d
     layout = Layout(array.shape, row_major_strides(array.shape))
     return make_tensor(array.reshape(-1), layout, dtype)
 
@@ -147,7 +147,7 @@ def cases(
 
 def contiguous_case(array: np.ndarray) -> Case:
     """A Case whose layout is the row-major layout of `array`."""
-    array = np.ascontiguousarray(array)
+    array = np.array(array, order="C", copy=True)
     return Case(array.reshape(-1).copy(), Layout(array.shape, row_major_strides(array.shape)))
 
 
