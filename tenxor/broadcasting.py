@@ -155,6 +155,8 @@ def zip_values(
 
 def read_row(data: Values, start: int, size: int, stride: int) -> Sequence[Any]:
     """The `size` elements at offsets start, start + stride, start + 2*stride, ..."""
+    if size == 0:
+        return []
     if stride == 0:
         return [data[start]] * size
     stop = start + size * stride

@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .broadcasting import Values, read_values
+from .broadcasting import Values, broadcast_shapes, read_values
 from .strides import Layout, Shape, normalize_dims
 from .views import permute_layout
 
@@ -100,6 +100,13 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
             f"matmul of shapes {a.shape} and {b.shape}: inner dims {left.shape[-1]} and "
             f"{right.shape[-2]} differ"
         )
+    try:
+        broadcast_shapes(left.shape[:-2], right.shape[:-2])
+    except ValueError:
+        raise ValueError(
+            f"matmul of shapes {a.shape} and {b.shape}: batch dims {left.shape[:-2]} and "
+            f"{right.shape[:-2]} do not broadcast"
+        ) from None
     # [..., n, 1, k] * [..., 1, m, k] -> [..., n, m, k], then sum over k
     products = left.unsqueeze(-2) * right.transpose(-1, -2).unsqueeze(-3)
     result = products.sum(-1)
