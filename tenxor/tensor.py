@@ -250,7 +250,7 @@ class Tenxor:
         front = picked.movedim(dim, 0)
         values = [v for i in chosen for v in front[i].values()]
         stacked = Tenxor.from_values(values, (len(chosen),) + front.shape[1:], self.dtype)
-        return stacked.movedim(0, dim).contiguous()
+        return stacked.movedim(0, _gathered_dim(items, position, dim)).contiguous()
 
     # -- elementwise ----------------------------------------------------------------------------
 
@@ -493,6 +493,17 @@ def _result_dim(items: tuple[Any, ...], position: int, ndim: int) -> int:
         elif item is None or isinstance(item, slice):
             dim += 1
     return dim
+
+
+def _gathered_dim(items: tuple[Any, ...], position: int, dim: int) -> int:
+    """Where NumPy puts the gathered dim: in place (`dim`) when the list and the ints of the
+    key stand next to each other, else first (ints count as list-like indices here)."""
+    picks = [i for i, item in enumerate(items) if i == position or _is_int_index(item)]
+    return dim if picks == list(range(picks[0], picks[-1] + 1)) else 0
+
+
+def _is_int_index(item: Any) -> bool:
+    return not isinstance(item, bool) and hasattr(item, "__index__")
 
 
 def _converter(dtype: DType) -> Callable[[Any], Number]:
