@@ -1,0 +1,246 @@
+"""Chapter 3, harder cases: chains of views, stride-0 and size-1 dims in reshapes, and negative
+steps on 5-d layouts, all against NumPy."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, note
+from hypothesis import strategies as st
+
+from tenxor import views as views_module
+from tenxor.strides import Layout
+from tenxor.views import index_layout, view_layout
+from tests.support import Case, cases, numpy_view, reach, row_major_strides
+from tests.test_views import (
+    assert_layout_matches,
+    assert_view_matches,
+    index_keys,
+    new_shapes,
+    numpy_index,
+    numpy_reshape_view,
+    slices,
+    squeeze_dims,
+)
+
+tensor_module = importlib.import_module("tenxor.tensor")  # `tenxor.tensor` is also a function
+
+VIEW_EXERCISES = ("3.2", "3.3", "3.4", "3.5", "3.6")
+
+# ---------------------------------------------------------------------------------------------
+# Chains of view operations
+# ---------------------------------------------------------------------------------------------
+
+
+def numpy_layout(layout: Layout, operation: Callable[[np.ndarray], np.ndarray | None]) -> Any:
+    """The layout of the NumPy view `operation(array)`, where `array` is what `layout` reads
+    (None when `operation` gives None)."""
+    high = reach(layout.shape, layout.strides)[1]
+    buffer = np.zeros(layout.offset + high + 1)
+    result = operation(numpy_view(buffer, layout))
+    if result is None:
+        return None
+    if result.size == 0:
+        return Layout(result.shape, (0,) * result.ndim, layout.offset)
+    assert np.shares_memory(result, buffer), "the stand-in must make a view"
+    start = result.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]
+    itemsize = buffer.itemsize
+    return Layout(result.shape, tuple(s // itemsize for s in result.strides), start // itemsize)
+
+
+def squeeze_by_numpy(layout: Layout, dim: Any = None) -> Layout:
+    axis = dim if dim is None or isinstance(dim, int) else tuple(dim)
+    return numpy_layout(layout, lambda a: np.squeeze(a, axis=axis))
+
+
+def unsqueeze_by_numpy(layout: Layout, dim: int) -> Layout:
+    return numpy_layout(layout, lambda a: np.expand_dims(a, dim))
+
+
+def permute_by_numpy(layout: Layout, dims: Any) -> Layout:
+    return numpy_layout(layout, lambda a: np.transpose(a, tuple(dims)))
+
+
+def index_by_numpy(layout: Layout, key: Any) -> Layout:
+    return numpy_layout(layout, lambda a: numpy_index(a, key))
+
+
+def view_by_numpy(layout: Layout, shape: Any) -> Layout | None:
+    return numpy_layout(layout, lambda a: numpy_reshape_view(a, tuple(shape)))
+
+
+LAYOUT_STAND_INS = {
+    "3.2": [(tensor_module, "squeeze_layout", squeeze_by_numpy)],
+    "3.3": [(tensor_module, "unsqueeze_layout", unsqueeze_by_numpy)],
+    "3.4": [
+        (tensor_module, "permute_layout", permute_by_numpy),
+        (views_module, "permute_layout", permute_by_numpy),
+    ],
+    "3.5": [(tensor_module, "index_layout", index_by_numpy)],
+    "3.6": [(tensor_module, "view_layout", view_by_numpy)],
+}
+
+
+@contextmanager
+def numpy_views_except(exercise_id: str) -> Iterator[None]:
+    """Within the block, the view functions of every chapter-3 exercise but `exercise_id` are
+    replaced by stand-ins that ask NumPy for the layout, so a chain grades one exercise."""
+    with pytest.MonkeyPatch.context() as patch:
+        for other, replacements in LAYOUT_STAND_INS.items():
+            if other != exercise_id:
+                for module, name, function in replacements:
+                    patch.setattr(module, name, function)
+        yield
+
+
+Step = tuple[str, Callable[[Any], Any], Callable[[np.ndarray], np.ndarray]]
+
+
+@st.composite
+def view_steps(draw: st.DrawFn, kind: str, array: np.ndarray) -> Step:
+    """One view operation of exercise `kind` that NumPy can apply to `array` as a view: a
+    label, the Tenxor call and the NumPy call."""
+    shape, ndim = array.shape, array.ndim
+    if kind == "3.2":
+        dim = draw(squeeze_dims(shape))
+        return (
+            f"squeeze({dim})",
+            lambda t: t.squeeze() if dim is None else t.squeeze(dim),
+            lambda a: np.squeeze(a, axis=dim),
+        )
+    if kind == "3.3":
+        dim = draw(st.integers(-ndim - 1, ndim))
+        return f"unsqueeze({dim})", lambda t: t.unsqueeze(dim), lambda a: np.expand_dims(a, dim)
+    if kind == "3.4":
+        how = draw(st.sampled_from(["permute", "T"] + (["transpose", "movedim"] if ndim else [])))
+        if how == "permute":
+            dims = tuple(draw(st.permutations(range(ndim))))
+            return f"permute{dims}", lambda t: t.permute(dims), lambda a: np.transpose(a, dims)
+        if how == "T":
+            return "T", lambda t: t.T, lambda a: a.T
+        a, b = draw(st.integers(-ndim, ndim - 1)), draw(st.integers(-ndim, ndim - 1))
+        if how == "transpose":
+            return f"transpose({a}, {b})", lambda t: t.transpose(a, b), lambda x: x.swapaxes(a, b)
+        return f"movedim({a}, {b})", lambda t: t.movedim(a, b), lambda x: np.moveaxis(x, a, b)
+    if kind == "3.5":
+        key = draw(index_keys(shape))
+        return f"[{key!r}]", lambda t: t[key], lambda a: numpy_index(a, key)
+    new_shape = draw(new_shapes(shape))
+    if numpy_reshape_view(array, new_shape) is None:
+        new_shape = shape + (1,)
+    return (
+        f"view{new_shape}",
+        lambda t: t.view(new_shape),
+        lambda a: np.reshape(a, new_shape, copy=False),
+    )
+
+
+@pytest.mark.parametrize(
+    "exercise",
+    [pytest.param(e, marks=pytest.mark.exercise(e)) for e in VIEW_EXERCISES],
+)
+@given(case=cases(max_dims=4), data=st.data())
+def test_chains_of_five_views_match_numpy(exercise, case, data):
+    """Five view operations in a row (squeeze, unsqueeze, permute/transpose/T/movedim,
+    indexing, view), at least one of them the graded exercise's, read what the same chain
+    reads in NumPy and still share the first tensor's storage. The other exercises' layout
+    functions are stood in for by NumPy."""
+    kinds = data.draw(st.lists(st.sampled_from(VIEW_EXERCISES), min_size=4, max_size=4))
+    kinds.insert(data.draw(st.integers(0, 4)), exercise)
+    t, array = case.tensor(), case.array
+    result = t
+    with numpy_views_except(exercise):
+        for kind in kinds:
+            label, on_tensor, on_array = data.draw(view_steps(kind, array))
+            note(f"{label} on shape {array.shape} with strides {result.strides}")
+            result, array = on_tensor(result), on_array(array)
+            assert result.shape == array.shape, f"after {label}"
+    assert_view_matches(result, t, case, array)
+
+
+# ---------------------------------------------------------------------------------------------
+# view_layout with stride-0 and size-1 dims
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def stretched_cases(draw: st.DrawFn) -> Case:
+    """A Case whose layout is a row-major layout (maybe with gaps, maybe walked backwards)
+    with some dims stretched to stride 0 and size-1 dims of arbitrary stride inserted."""
+    shape = list(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    scale = draw(st.sampled_from([1, 2, -1, -3]))
+    strides = [scale * s for s in row_major_strides(tuple(shape))]
+    for dim in range(len(shape)):
+        if draw(st.integers(0, 2)) == 0:
+            strides[dim] = 0
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(shape)))
+        shape.insert(at, 1)
+        strides.insert(at, draw(st.integers(-9, 9)))
+    low, high = reach(tuple(shape), tuple(strides))
+    offset = -low + draw(st.integers(0, 2))
+    buffer = np.random.default_rng(draw(st.integers(0, 2**32 - 1))).uniform(
+        -10, 10, offset + high + 1 + draw(st.integers(0, 2))
+    )
+    return Case(buffer, Layout(tuple(shape), tuple(strides), offset))
+
+
+@pytest.mark.exercise("3.6")
+@given(case=stretched_cases(), data=st.data())
+def test_view_layout_on_stretched_and_size_one_dims(case, data):
+    """Reshapes of layouts with stride-0 dims (repeated elements) and size-1 dims with odd
+    strides: a view exactly when NumPy can make one, reading NumPy's elements; a ValueError
+    naming the shape from view otherwise."""
+    shape = data.draw(new_shapes(case.layout.shape))
+    expected = numpy_reshape_view(case.array, shape)
+    result = view_layout(case.layout, shape)
+    t = case.tensor()
+    if expected is None:
+        assert result is None, f"{case.layout} cannot be viewed as {shape}"
+        with pytest.raises(ValueError, match=re.escape(str(shape))):
+            t.view(shape)
+    else:
+        assert result is not None, f"{case.layout} can be viewed as {shape}"
+        assert_layout_matches(result, case, expected)
+        assert_view_matches(t.view(shape), t, case, expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# Negative steps on 5-d layouts
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def five_dim_cases_and_backward_keys(draw: st.DrawFn) -> tuple[Case, tuple[Any, ...]]:
+    """A 5-d Case without empty dims and a key that walks most dims backwards: negative-step
+    slices, negative ints, None, and maybe a leading `...`."""
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=5, max_size=5)))
+    case = draw(cases(shape=shape))
+    items: list[Any] = []
+    for size in shape:
+        backward = slices(size, st.integers(-3, -1))
+        items.append(draw(backward | backward | st.integers(-size, -1) | st.just(slice(None))))
+    if draw(st.booleans()):
+        items = [Ellipsis] + items[draw(st.integers(0, 5)) :]
+    for _ in range(draw(st.integers(0, 2))):
+        items.insert(draw(st.integers(0, len(items))), None)
+    return case, tuple(items)
+
+
+@pytest.mark.exercise("3.5")
+@given(five_dim_cases_and_backward_keys())
+def test_negative_steps_on_five_dim_layouts(case_and_key):
+    """On 5-d layouts with any strides, keys of backward slices, negative ints and None give
+    NumPy's view: the offset lands on the first selected element and every sliced dim's
+    stride is the old stride times the step."""
+    case, key = case_and_key
+    expected = numpy_index(case.array, key)
+    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    t = case.tensor()
+    assert_view_matches(t[key], t, case, expected)

@@ -1,0 +1,962 @@
+"""Chapter 3: views as layout arithmetic, checked against the views NumPy makes.
+
+Every test builds a layout over a storage buffer (see tests/support.py), applies an operation
+to it and to the NumPy array that layout describes, and compares shape, element values,
+storage offset and strides. Strides are compared where NumPy defines them: on dims of size
+other than 1, in arrays that hold at least one element.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tenxor import broadcasting as broadcasting_module
+from tenxor import views as views_module
+from tenxor.strides import Layout
+from tenxor.tensor import Tenxor
+from tenxor.views import (
+    index_layout,
+    infer_shape,
+    permute_layout,
+    squeeze_layout,
+    unsqueeze_layout,
+    view_layout,
+)
+from tests.support import (
+    Case,
+    assert_same,
+    cases,
+    numpy_view,
+    reach,
+    row_major_strides,
+    sizes,
+    storage_shared,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+tensor_module = importlib.import_module("tenxor.tensor")  # `tenxor.tensor` is also a function
+
+
+def mentions(*parts: str) -> str:
+    """A regex for pytest.raises(match=...) that requires every part, in any order."""
+    return "(?s)" + "".join(f"(?=.*{re.escape(part)})" for part in parts)
+
+
+def numpy_offset(case: Case, array: np.ndarray) -> int:
+    """The storage offset of a NumPy view of `case.buffer`, in elements."""
+    start = array.__array_interface__["data"][0] - case.buffer.__array_interface__["data"][0]
+    return start // case.buffer.itemsize
+
+
+def numpy_strides(array: np.ndarray) -> tuple[int, ...]:
+    """NumPy's strides in elements."""
+    return tuple(s // array.itemsize for s in array.strides)
+
+
+def assert_layout_matches(layout: Layout, case: Case, expected: np.ndarray) -> None:
+    """`layout` over `case.buffer` is the NumPy view `expected` of that buffer: same shape and
+    values, and (when it holds elements) the same storage offset and the same strides on
+    every dim whose size is not 1."""
+    assert isinstance(layout, Layout), f"expected a Layout, got {layout!r}"
+    assert layout.shape == expected.shape, f"shape {layout.shape} != NumPy's {expected.shape}"
+    assert len(layout.strides) == len(layout.shape)
+    if expected.size == 0:
+        return
+    low, high = reach(layout.shape, layout.strides)
+    assert layout.offset + low >= 0 and layout.offset + high < len(case.buffer), (
+        f"layout {layout} reads outside a storage of {len(case.buffer)} elements"
+    )
+    assert layout.offset == numpy_offset(case, expected), (
+        f"storage offset {layout.offset} != NumPy's {numpy_offset(case, expected)}"
+    )
+    for dim, (size, stride, want) in enumerate(
+        zip(layout.shape, layout.strides, numpy_strides(expected))
+    ):
+        if size != 1:
+            assert stride == want, f"stride {stride} of dim {dim} != NumPy's {want}"
+    np.testing.assert_array_equal(numpy_view(case.buffer, layout), expected)
+
+
+def assert_view_matches(result: Tenxor, t: Tenxor, case: Case, expected: np.ndarray) -> None:
+    """`result` is a view of `t` (same Storage object) that reads what NumPy's `expected`
+    reads from the same buffer."""
+    assert isinstance(result, Tenxor)
+    assert storage_shared(result, t), "a view must share the storage of the tensor it views"
+    assert_layout_matches(result.layout, case, expected)
+    assert_same(result, expected)
+
+
+def as_items(key: Any) -> tuple[Any, ...]:
+    return key if isinstance(key, tuple) else (key,)
+
+
+def numpy_index(array: np.ndarray, key: Any) -> np.ndarray:
+    """`array[key]` as an array (a 0-d view rather than a NumPy scalar when every dim is
+    picked by an int)."""
+    items = as_items(key)
+    if not any(item is Ellipsis for item in items):
+        items = items + (Ellipsis,)
+    return array[items]
+
+
+def numpy_reshape_view(array: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
+    """NumPy's reshape of `array` to `shape` as a view, or None when only a copy can do it."""
+    try:
+        return np.reshape(array, shape, copy=False)
+    except ValueError:
+        return None
+
+
+def random_case(shape: tuple[int, ...], seed: int = 0) -> Case:
+    """A row-major Case of `shape` (0-d too) with random values and storage offset 0."""
+    values = np.random.default_rng(seed).uniform(-10, 10, math.prod(shape))
+    return Case(values, Layout(shape, row_major_strides(shape)))
+
+
+def strided_case(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Case:
+    """A Case with exactly this layout over a buffer just large enough, plus one spare cell."""
+    low, high = reach(shape, strides)
+    assert offset + low >= 0
+    buffer = np.random.default_rng(1).uniform(-10, 10, offset + high + 2)
+    return Case(buffer, Layout(shape, strides, offset))
+
+
+# -- stand-ins for exercises that a copy path calls -------------------------------------------
+#
+# Copies (reshape that cannot be a view, contiguous(), gather with a list index) also call
+# exercises 2.1, 2.6, 3.4 and 4.4. The tests below replace the ones that are not prerequisites
+# of the exercise they grade by these NumPy-backed stand-ins, so that they grade that
+# exercise alone.
+
+
+def standin_read_values(values: Any, layout: Layout) -> list[Any]:
+    """For 4.4: the elements a layout reads, in row-major order, read by NumPy."""
+    return numpy_view(np.asarray(list(values)), layout).reshape(-1).tolist()
+
+
+def standin_contiguous_strides(shape: Any) -> tuple[int, ...]:
+    """For 2.1: NumPy's row-major strides."""
+    return row_major_strides(tuple(shape))
+
+
+def standin_is_contiguous(layout: Layout) -> bool:
+    """For 2.6: NumPy's C-contiguity flag of the layout."""
+    low, high = reach(layout.shape, layout.strides)
+    buffer = np.zeros(max(layout.offset + high + 1, 1))
+    return bool(numpy_view(buffer, layout).flags.c_contiguous)
+
+
+def standin_permute_layout(layout: Layout, dims: Any) -> Layout:
+    """For 3.4: the layout with its dims reordered (dims already counted from the front)."""
+    dims = [d % layout.ndim for d in dims]
+    return Layout(
+        tuple(layout.shape[d] for d in dims),
+        tuple(layout.strides[d] for d in dims),
+        layout.offset,
+    )
+
+
+STAND_INS = {
+    "2.1": [(tensor_module, "contiguous_strides", standin_contiguous_strides)],
+    "2.6": [(tensor_module, "is_contiguous", standin_is_contiguous)],
+    "3.4": [
+        (views_module, "permute_layout", standin_permute_layout),
+        (tensor_module, "permute_layout", standin_permute_layout),
+    ],
+    "4.4": [(broadcasting_module, "read_values", standin_read_values)],
+}
+
+
+@contextmanager
+def stand_ins(*exercise_ids: str) -> Iterator[None]:
+    """Within the block, the functions of `exercise_ids` are replaced by their stand-ins."""
+    with pytest.MonkeyPatch.context() as patch:
+        for exercise_id in exercise_ids:
+            for module, name, function in STAND_INS[exercise_id]:
+                patch.setattr(module, name, function)
+        yield
+
+
+# -- strategies --------------------------------------------------------------------------------
+
+
+def slices(size: int, steps: st.SearchStrategy[Any] | None = None) -> st.SearchStrategy[slice]:
+    """Slices for a dim of `size`: bounds may be negative or out of range, any nonzero step
+    (or a step from `steps`)."""
+    bound = st.none() | st.integers(-size, size) | st.integers(-size - 3, size + 3)
+    if steps is None:
+        steps = st.none() | st.integers(-4, -1) | st.integers(1, 4)
+    return st.builds(slice, bound, bound, steps)
+
+
+def basic_items(size: int) -> st.SearchStrategy[Any]:
+    """An int (negative too) or a slice for one dim of `size`."""
+    if size == 0:
+        return slices(size)
+    return st.integers(-size, size - 1) | slices(size)
+
+
+def index_lists(size: int) -> st.SearchStrategy[list[int]]:
+    """A list index for a dim of `size`: duplicates and negative entries allowed."""
+    if size == 0:
+        return st.just([])
+    return st.lists(st.integers(-size, size - 1), max_size=5)
+
+
+@st.composite
+def index_keys(draw: st.DrawFn, shape: tuple[int, ...], gather: bool = False) -> Any:
+    """A key for `t[key]` valid for `shape`: ints, slices, None and at most one `...`; with
+    `gather`, exactly one of the dims is indexed by a list instead."""
+    ndim = len(shape)
+    consumed = draw(st.integers(1 if gather else 0, ndim))
+    ellipsis_at = draw(st.none() | st.integers(0, consumed))
+    if ellipsis_at is None:
+        dims = list(range(consumed))
+    else:
+        dims = list(range(ellipsis_at)) + list(range(ndim - consumed + ellipsis_at, ndim))
+    items = [draw(basic_items(shape[d])) for d in dims]
+    if gather:
+        at = draw(st.integers(0, consumed - 1))
+        items[at] = draw(index_lists(shape[dims[at]]))
+    if ellipsis_at is not None:
+        items.insert(ellipsis_at, Ellipsis)
+    for _ in range(draw(st.integers(0, 2))):
+        items.insert(draw(st.integers(0, len(items))), None)
+    if len(items) == 1 and draw(st.booleans()):
+        return items[0]
+    return tuple(items)
+
+
+def divisors(n: int) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+@st.composite
+def new_shapes(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape with as many elements as `shape`: neighbouring dims merged or split, 1s
+    inserted, or a fresh factorization; sometimes with one size given as -1."""
+    count = math.prod(shape)
+    if draw(st.booleans()):
+        groups: list[int] = []
+        for size in shape:
+            if groups and draw(st.booleans()):
+                groups[-1] *= size
+            else:
+                groups.append(size)
+        result = []
+        for size in groups:
+            if size > 1 and draw(st.booleans()):
+                first = draw(st.sampled_from(divisors(size)))
+                result += [first, size // first]
+            else:
+                result.append(size)
+    elif count == 0:
+        result = draw(st.lists(sizes, max_size=4))
+        result.insert(draw(st.integers(0, len(result))), 0)
+    else:
+        result = []
+        left = count
+        while left > 1:
+            size = draw(st.sampled_from(divisors(left)[1:]))
+            result.append(size)
+            left //= size
+    for _ in range(draw(st.integers(0, 2))):
+        if len(result) < 6:
+            result.insert(draw(st.integers(0, len(result))), 1)
+    if result and draw(st.booleans()):
+        at = draw(st.integers(0, len(result) - 1))
+        if math.prod(result[:at] + result[at + 1 :]) != 0:
+            result[at] = -1
+    return tuple(result)
+
+
+@st.composite
+def cases_with(draw: st.DrawFn, make_argument: Any, **case_options: Any) -> tuple[Case, Any]:
+    """A Case and an argument drawn from `make_argument(shape)`."""
+    case = draw(cases(**case_options))
+    return case, draw(make_argument(case.layout.shape))
+
+
+# ---------------------------------------------------------------------------------------------
+# 3.1 infer_shape
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def shapes_and_counts(draw: st.DrawFn) -> tuple[tuple[int, ...], int]:
+    """A shape (maybe with one or two -1s) and an element count that may or may not fit."""
+    shape = draw(st.lists(sizes, max_size=5))
+    count = math.prod(shape)
+    for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))):
+        if shape:
+            shape[draw(st.integers(0, len(shape) - 1))] = -1
+    if draw(st.integers(0, 3)) == 0:
+        count = draw(st.integers(0, 30))
+    return tuple(shape), count
+
+
+@pytest.mark.exercise("3.1")
+@given(shapes_and_counts())
+def test_infer_shape_matches_numpy_reshape(shape_and_count):
+    """infer_shape fills in the -1 as NumPy's reshape does, and raises a ValueError naming the
+    shape exactly when NumPy cannot reshape that many elements to it."""
+    shape, count = shape_and_count
+    try:
+        expected = np.empty(count).reshape(shape).shape
+    except ValueError:
+        with pytest.raises(ValueError, match=mentions(str(shape))):
+            infer_shape(shape, count)
+    else:
+        assert tuple(infer_shape(shape, count)) == expected
+
+
+@pytest.mark.exercise("3.1")
+@pytest.mark.parametrize(
+    "shape, count",
+    [
+        ((2, -1, 3), 12),
+        ((-1,), 7),
+        ((-1,), 0),
+        ((-1, 3), 0),
+        ((1, -1, 1), 5),
+        ((), 1),
+        ((2, 3), 6),
+        ([4, -1], 8),
+    ],
+)
+def test_infer_shape_examples(shape, count):
+    """Small shapes, including a -1 that must become 0, give NumPy's shape as a tuple."""
+    result = infer_shape(shape, count)
+    assert isinstance(result, tuple)
+    assert result == np.empty(count).reshape(shape).shape
+
+
+@pytest.mark.exercise("3.1")
+@pytest.mark.parametrize(
+    "shape, count, parts",
+    [
+        ((-1, 0), 0, ["(-1, 0)"]),
+        ((0, -1), 5, ["(0, -1)"]),
+        ((-1, -1), 4, ["(-1, -1)"]),
+        ((2, -2), 4, ["(2, -2)"]),
+        ((-3,), 3, ["(-3,)"]),
+        ((4,), 6, ["(4,)", "6"]),
+        ((4, -1), 6, ["(4, -1)", "6"]),
+        ((), 2, ["()", "2"]),
+        ((2, 0), 3, ["(2, 0)", "3"]),
+    ],
+)
+def test_infer_shape_rejects_shapes_it_cannot_fill(shape, count, parts):
+    """Two -1s, other negative sizes, a -1 beside a 0 and a wrong element count raise a
+    ValueError naming the shape (and the count when it does not fit)."""
+    with pytest.raises(ValueError, match=mentions(*parts)):
+        infer_shape(shape, count)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3.2 squeeze_layout
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def squeeze_dims(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
+    """None, one size-1 dim, or a tuple of size-1 dims; dims counted from either end."""
+    ones = [d for d, size in enumerate(shape) if size == 1]
+
+    def spelled(d: int) -> int:
+        return d - len(shape) if draw(st.booleans()) else d
+
+    choice = draw(st.sampled_from(["none", "one", "several"] if ones else ["none", "several"]))
+    if choice == "none":
+        return None
+    if choice == "one":
+        return spelled(draw(st.sampled_from(ones)))
+    chosen = draw(st.lists(st.sampled_from(ones), unique=True) if ones else st.just([]))
+    return tuple(spelled(d) for d in chosen)
+
+
+@pytest.mark.exercise("3.2")
+@given(cases_with(squeeze_dims))
+def test_squeeze_layout_matches_numpy(case_and_dim):
+    """squeeze_layout drops exactly the dims np.squeeze drops and keeps offset and strides."""
+    case, dim = case_and_dim
+    expected = np.squeeze(case.array, axis=dim)
+    assert_layout_matches(squeeze_layout(case.layout, dim), case, expected)
+
+
+@pytest.mark.exercise("3.2")
+@given(cases_with(squeeze_dims))
+def test_tensor_squeeze_is_a_view(case_and_dim):
+    """t.squeeze(dim) is a view sharing storage, equal to np.squeeze."""
+    case, dim = case_and_dim
+    t = case.tensor()
+    result = t.squeeze() if dim is None else t.squeeze(dim)
+    assert_view_matches(result, t, case, np.squeeze(case.array, axis=dim))
+
+
+@pytest.mark.exercise("3.2")
+@pytest.mark.parametrize(
+    "shape, strides, dim",
+    [
+        ((1, 3, 1, 2), (50, 7, 30, 2), -2),
+        ((1, 3, 1, 2), (50, 7, 30, 2), 0),
+        ((1, 3, 1, 2), (50, 7, 30, 2), 2),
+        ((1, 3, 1, 2), (50, 7, 30, 2), -4),
+        ((3, 1), (2, 9), -1),
+        ((2, 1, 1, 3), (-9, 4, 5, 3), (1, -2)),
+        ((1, 1, 1), (1, 1, 1), None),
+        ((4, 1, 3), (3, 0, -1), 1),
+    ],
+)
+def test_squeeze_layout_removes_the_named_dim(shape, strides, dim):
+    """The named size-1 dim goes (negative dims count from the end); the others keep their
+    sizes and strides in order."""
+    case = strided_case(shape, strides, offset=20)
+    assert_layout_matches(squeeze_layout(case.layout, dim), case, np.squeeze(case.array, dim))
+
+
+@pytest.mark.exercise("3.2")
+@pytest.mark.parametrize(
+    "shape, dim, error, parts",
+    [
+        ((2, 3), 1, ValueError, ["dim 1", "size 3"]),
+        ((2, 1, 3), -1, ValueError, ["size 3"]),
+        ((1, 4), (0, 1), ValueError, ["dim 1", "size 4"]),
+        ((2, 1), 2, IndexError, ["dim 2"]),
+        ((2, 1), -3, IndexError, ["dim -3"]),
+    ],
+)
+def test_squeeze_rejects_dims_that_are_not_size_one_or_out_of_range(shape, dim, error, parts):
+    """Squeezing a dim whose size is not 1 is a ValueError naming the dim and its size; a dim
+    out of range is an IndexError naming it. NumPy rejects the same dims."""
+    case = random_case(shape)
+    with pytest.raises(ValueError):
+        np.squeeze(case.array, axis=dim)
+    with pytest.raises(error, match=mentions(*parts)):
+        squeeze_layout(case.layout, dim)
+    with pytest.raises(error, match=mentions(*parts)):
+        case.tensor().squeeze(dim)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3.3 unsqueeze_layout
+# ---------------------------------------------------------------------------------------------
+
+
+def unsqueeze_dims(shape: tuple[int, ...]) -> st.SearchStrategy[int]:
+    return st.integers(-len(shape) - 1, len(shape))
+
+
+@pytest.mark.exercise("3.3")
+@given(cases_with(unsqueeze_dims))
+def test_unsqueeze_layout_matches_numpy_expand_dims(case_and_dim):
+    """unsqueeze_layout inserts a size-1 dim where np.expand_dims does (-1 appends it)."""
+    case, dim = case_and_dim
+    expected = np.expand_dims(case.array, dim)
+    assert_layout_matches(unsqueeze_layout(case.layout, dim), case, expected)
+
+
+@pytest.mark.exercise("3.3")
+@given(cases_with(unsqueeze_dims))
+def test_tensor_unsqueeze_is_a_view(case_and_dim):
+    """t.unsqueeze(dim) is a view sharing storage, equal to np.expand_dims."""
+    case, dim = case_and_dim
+    t = case.tensor()
+    assert_view_matches(t.unsqueeze(dim), t, case, np.expand_dims(case.array, dim))
+
+
+@pytest.mark.exercise("3.3")
+@given(
+    st.lists(st.integers(1, 4), max_size=4).flatmap(
+        lambda shape: st.tuples(st.just(tuple(shape)), unsqueeze_dims(tuple(shape)))
+    )
+)
+def test_unsqueeze_keeps_a_row_major_tensor_row_major(shape_and_dim):
+    """On a row-major tensor every stride, the new dim's too, is the row-major stride of the
+    new shape (as NumPy's expand_dims gives), so code that checks strides one by one still
+    sees a contiguous tensor."""
+    shape, dim = shape_and_dim
+    case = random_case(shape)
+    expected = np.expand_dims(case.array, dim)
+    result = unsqueeze_layout(case.layout, dim)
+    assert_layout_matches(result, case, expected)
+    assert result.strides == numpy_strides(expected) == row_major_strides(expected.shape)
+
+
+@pytest.mark.exercise("3.3")
+@pytest.mark.parametrize("shape, dim", [((2, 3), 3), ((2, 3), -4), ((), 1), ((), -2), ((5,), 7)])
+def test_unsqueeze_rejects_dims_out_of_range(shape, dim):
+    """A dim outside -(ndim + 1) .. ndim is an IndexError naming it (NumPy rejects it too)."""
+    case = random_case(shape)
+    with pytest.raises(IndexError):
+        np.expand_dims(case.array, dim)
+    with pytest.raises(IndexError, match=mentions(f"dim {dim}")):
+        unsqueeze_layout(case.layout, dim)
+    with pytest.raises(IndexError, match=mentions(f"dim {dim}")):
+        case.tensor().unsqueeze(dim)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3.4 permute_layout
+# ---------------------------------------------------------------------------------------------
+
+
+@st.composite
+def permutations(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A permutation of the dims of `shape`, some entries counted from the end."""
+    ndim = len(shape)
+    order = draw(st.permutations(range(ndim)))
+    return tuple(d - ndim if draw(st.booleans()) else d for d in order)
+
+
+@st.composite
+def dim_pairs(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, int]:
+    """Two dims of `shape` (maybe equal), either counted from the end."""
+    ndim = len(shape)
+    dim = st.integers(-ndim, ndim - 1)
+    return draw(dim), draw(dim)
+
+
+@pytest.mark.exercise("3.4")
+@given(cases_with(permutations))
+def test_permute_layout_matches_numpy_transpose(case_and_dims):
+    """permute_layout(layout, dims) is np.transpose(array, dims): dim k is input dim dims[k]."""
+    case, dims = case_and_dims
+    expected = np.transpose(case.array, dims)
+    assert_layout_matches(permute_layout(case.layout, dims), case, expected)
+
+
+@pytest.mark.exercise("3.4")
+@given(cases_with(permutations))
+def test_tensor_permute_is_a_view(case_and_dims):
+    """t.permute(*dims) and t.permute(dims) are views equal to np.transpose."""
+    case, dims = case_and_dims
+    t = case.tensor()
+    expected = np.transpose(case.array, dims)
+    assert_view_matches(t.permute(dims), t, case, expected)
+    if dims:
+        assert_view_matches(t.permute(*dims), t, case, expected)
+
+
+@pytest.mark.exercise("3.4")
+@pytest.mark.parametrize(
+    "dims", [(1, 2, 0), (2, 0, 1), (-2, -1, -3), (1, 0, 2), (0, 1, 2), (2, 1, 0)]
+)
+def test_permute_is_not_its_inverse(dims):
+    """Permutations that are not their own inverse: dim k of the result is dim dims[k] of the
+    input, not the other way round."""
+    case = strided_case((2, 3, 4), (1, -10, 2), offset=25)
+    expected = np.transpose(case.array, dims)
+    assert_layout_matches(permute_layout(case.layout, dims), case, expected)
+
+
+@pytest.mark.exercise("3.4")
+@given(cases_with(dim_pairs, min_dims=1))
+def test_transpose_and_swapaxes_match_numpy(case_and_dims):
+    """t.transpose(a, b) and t.swapaxes(a, b) swap two dims as np.swapaxes does."""
+    case, (a, b) = case_and_dims
+    t = case.tensor()
+    expected = np.swapaxes(case.array, a, b)
+    assert_view_matches(t.transpose(a, b), t, case, expected)
+    assert_view_matches(t.swapaxes(a, b), t, case, expected)
+
+
+@pytest.mark.exercise("3.4")
+@given(cases())
+def test_dot_t_reverses_the_dims(case):
+    """t.T reverses every dim, as NumPy's .T does (a 0-d or 1-d tensor is unchanged)."""
+    t = case.tensor()
+    assert_view_matches(t.T, t, case, case.array.T)
+
+
+@pytest.mark.exercise("3.4")
+@given(cases_with(dim_pairs, min_dims=1))
+def test_movedim_matches_numpy_moveaxis(case_and_dims):
+    """t.movedim(source, destination) moves one dim and keeps the others in order."""
+    case, (source, destination) = case_and_dims
+    t = case.tensor()
+    expected = np.moveaxis(case.array, source, destination)
+    assert_view_matches(t.movedim(source, destination), t, case, expected)
+
+
+@pytest.mark.exercise("3.4")
+@pytest.mark.parametrize(
+    "dims, error, parts",
+    [
+        ((0, 1), ValueError, ["(0, 1)", "(2, 3, 4)"]),
+        ((0, 1, 2, 3), ValueError, ["(0, 1, 2, 3)", "(2, 3, 4)"]),
+        ((0, 0, 1), ValueError, ["(0, 0, 1)"]),
+        ((2, -1, 0), ValueError, ["(2, -1, 0)"]),
+        ((0, 1, 3), IndexError, ["dim 3"]),
+        ((-4, 0, 1), IndexError, ["dim -4"]),
+    ],
+)
+def test_permute_rejects_what_is_not_a_permutation(dims, error, parts):
+    """Too few or too many dims, a dim named twice (also as -1 and 2) or a dim out of range
+    raise an error naming the permutation or the dim; NumPy rejects them too."""
+    case = random_case((2, 3, 4))
+    with pytest.raises((ValueError, IndexError)):
+        np.transpose(case.array, dims)
+    with pytest.raises(error, match=mentions(*parts)):
+        permute_layout(case.layout, dims)
+    with pytest.raises(error, match=mentions(*parts)):
+        case.tensor().permute(dims)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3.5 index_layout
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.exercise("3.5")
+@given(cases_with(index_keys))
+def test_index_layout_matches_numpy_basic_indexing(case_and_key):
+    """index_layout(layout, key) is the view NumPy's array[key] makes: ints (negative too),
+    slices with any step and any bounds, None and `...`."""
+    case, key = case_and_key
+    expected = numpy_index(case.array, key)
+    assert_layout_matches(index_layout(case.layout, key), case, expected)
+
+
+@pytest.mark.exercise("3.5")
+@given(cases_with(index_keys))
+def test_tensor_getitem_is_a_view(case_and_key):
+    """t[key] is a view sharing storage, equal to NumPy's array[key]."""
+    case, key = case_and_key
+    t = case.tensor()
+    assert_view_matches(t[key], t, case, numpy_index(case.array, key))
+
+
+@st.composite
+def cases_and_backward_slices(draw: st.DrawFn) -> tuple[Case, tuple[slice, ...]]:
+    """A Case with no empty dims and a key of slices, each with a negative step."""
+    shape = tuple(draw(st.lists(st.integers(1, 5), min_size=1, max_size=4)))
+    case = draw(cases(shape=shape))
+    key = tuple(draw(slices(size, st.integers(-3, -1))) for size in shape)
+    return case, key[: draw(st.integers(1, len(key)))]
+
+
+@pytest.mark.exercise("3.5")
+@given(cases_and_backward_slices())
+def test_negative_steps_match_numpy(case_and_key):
+    """Slices with negative steps start at the right element (the offset moves there) and
+    walk backwards: the stride is the dim's stride times the step."""
+    case, key = case_and_key
+    expected = numpy_index(case.array, key)
+    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    t = case.tensor()
+    assert_view_matches(t[key], t, case, expected)
+
+
+@pytest.mark.exercise("3.5")
+@pytest.mark.parametrize(
+    "key",
+    [
+        slice(None, None, -1),
+        slice(4, 1, -2),
+        slice(1, 4, -1),
+        slice(10, -10, -1),
+        slice(-10, 10, 2),
+        slice(-1, None, -3),
+        slice(None, -7, -1),
+        slice(100, None, -4),
+        slice(5, 0, -1),
+        slice(2, 2),
+        slice(-2, None),
+        slice(1, None, 4),
+        -1,
+        -6,
+        3,
+        (None, slice(3, None, -2), None),
+        (Ellipsis, -2),
+        (),
+    ],
+)
+def test_slices_of_a_strided_vector(key):
+    """Slices of a 1-d layout with stride 2 and storage offset 3: negative steps start at the
+    right element, out-of-range bounds are clipped, and the offset moves to the first
+    element."""
+    case = strided_case((6,), (2,), offset=3)
+    expected = numpy_index(case.array, key)
+    assert_layout_matches(index_layout(case.layout, key), case, expected)
+
+
+@pytest.mark.exercise("3.5")
+@pytest.mark.parametrize(
+    "key",
+    [
+        (slice(None, None, -1), slice(1, None, -1)),
+        (slice(None, None, -2), -1),
+        (-1, slice(None, None, -3)),
+        (Ellipsis, slice(3, 0, -2)),
+        (slice(1, 2), Ellipsis, None),
+        (None, 1, None, slice(None, None, -1), None),
+        (slice(3, None, -1), slice(-1, -5, -1)),
+        (slice(0, 0), slice(None, None, -1)),
+    ],
+)
+def test_slices_of_a_layout_with_a_negative_stride(key):
+    """Slices of a 2-d layout whose dim 1 already runs backwards through storage."""
+    case = strided_case((4, 5), (6, -1), offset=7)
+    expected = numpy_index(case.array, key)
+    assert_layout_matches(index_layout(case.layout, key), case, expected)
+
+
+@pytest.mark.exercise("3.5")
+@pytest.mark.parametrize(
+    "key, error, parts",
+    [
+        ((0, 3), IndexError, ["index 3", "size 3"]),
+        ((2, 0), IndexError, ["index 2", "size 2"]),
+        ((slice(None), -4), IndexError, ["index -4", "size 3"]),
+        (-3, IndexError, ["index -3", "size 2"]),
+        ((0, 0, 0), IndexError, ["(2, 3)"]),
+        ((None, 0, slice(None), 1), IndexError, ["(2, 3)"]),
+        ((Ellipsis, 0, Ellipsis), IndexError, ["Ellipsis"]),
+        (1.5, TypeError, ["1.5"]),
+        ((0, "a"), TypeError, ["'a'"]),
+        ((0, True), TypeError, ["True"]),
+        ((slice(None, None, 0),), ValueError, ["step"]),
+    ],
+)
+def test_indexing_rejects_bad_keys(key, error, parts):
+    """An int out of range, too many indices, two `...`, an index that is not an int and a
+    step of 0 raise errors naming the offending index, size or shape."""
+    case = random_case((2, 3))
+    with pytest.raises(error, match=mentions(*parts)):
+        index_layout(case.layout, key)
+    with pytest.raises(error, match=mentions(*parts)):
+        case.tensor()[key]
+
+
+@pytest.mark.exercise("3.5")
+@given(cases_with(lambda shape: index_keys(shape, gather=True), min_dims=1))
+def test_gather_with_a_list_matches_numpy_fancy_indexing(case_and_key):
+    """t[key] with one list index (duplicates and negative entries allowed, combined with
+    ints, slices, None and `...`) equals NumPy's fancy indexing and is a contiguous copy."""
+    case, key = case_and_key
+    expected = case.array[key]
+    t = case.tensor()
+    with stand_ins("2.1", "2.6", "3.4", "4.4"):
+        result = t[key]
+    assert not storage_shared(result, t), "a gather must copy"
+    assert_same(result, expected)
+    if expected.size:
+        for dim, (size, stride, want) in enumerate(
+            zip(result.shape, result.strides, row_major_strides(expected.shape))
+        ):
+            assert size == 1 or stride == want, f"gather result not row-major at dim {dim}"
+
+
+@pytest.mark.exercise("3.5")
+@pytest.mark.parametrize(
+    "key",
+    [
+        [0, 0, 2],
+        [-1, 0, -1, 1],
+        [],
+        (slice(None), [2, 2, 0]),
+        (slice(None, None, -1), [2]),
+        (1, [1, -3]),
+        ([2, 0], 1),
+        ([1, 1], slice(None), slice(None, None, -2)),
+        (Ellipsis, [0, 3, 0]),
+        (None, [2, 1]),
+        (slice(None), 0, [1, 0, 1]),
+        (0, slice(None), [1, 2]),
+        (0, None, [1, 2]),
+    ],
+)
+def test_gather_examples(key):
+    """List indices on a (3, 3, 4) tensor whose layout has an offset and a negative stride,
+    against NumPy's fancy indexing: equal elements, new storage."""
+    case = strided_case((3, 3, 4), (-1, 12, 3), offset=2)
+    t = case.tensor()
+    with stand_ins("2.1", "2.6", "3.4", "4.4"):
+        result = t[key]
+    assert not storage_shared(result, t)
+    assert_same(result, case.array[key])
+
+
+@pytest.mark.exercise("3.5")
+@pytest.mark.parametrize(
+    "key, parts",
+    [([0, 3], ["index 3", "size 3"]), ((slice(None), [-4]), ["index -4", "size 3"])],
+)
+def test_gather_rejects_list_entries_out_of_range(key, parts):
+    """A list entry out of range is an IndexError naming the entry and the dim's size."""
+    t = random_case((3, 3)).tensor()
+    with stand_ins("2.1", "2.6", "3.4", "4.4"), pytest.raises(IndexError, match=mentions(*parts)):
+        t[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# 3.6 view_layout, view, reshape; 2.6 contiguous()
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.exercise("3.6")
+@given(cases_with(new_shapes))
+def test_view_layout_matches_numpy_reshape_without_copy(case_and_shape):
+    """view_layout returns a layout exactly when NumPy can reshape without a copy; that layout
+    reads the elements of np.reshape (same offset, same strides on dims of size > 1). It
+    returns None exactly when NumPy would need a copy."""
+    case, shape = case_and_shape
+    expected = numpy_reshape_view(case.array, shape)
+    result = view_layout(case.layout, shape)
+    if expected is None:
+        assert result is None, f"{case.layout} cannot be viewed as {shape} without a copy"
+    else:
+        assert result is not None, f"{case.layout} can be viewed as {shape}, got None"
+        assert_layout_matches(result, case, expected)
+
+
+@pytest.mark.exercise("3.6")
+@given(cases_with(new_shapes))
+def test_tensor_view_shares_storage_or_raises(case_and_shape):
+    """t.view(shape) is a view equal to np.reshape when the strides allow it, and otherwise a
+    ValueError naming the requested shape."""
+    case, shape = case_and_shape
+    t = case.tensor()
+    expected = numpy_reshape_view(case.array, shape)
+    if expected is None:
+        with pytest.raises(ValueError, match=mentions(str(shape))):
+            t.view(shape)
+    else:
+        assert_view_matches(t.view(shape), t, case, expected)
+        if shape:
+            assert_view_matches(t.view(*shape), t, case, expected)
+
+
+@pytest.mark.exercise("3.6")
+@given(cases_with(new_shapes))
+def test_reshape_copies_exactly_when_view_cannot(case_and_shape):
+    """t.reshape(shape) is a view when NumPy's reshape is one, else a row-major copy with new
+    storage; either way it holds np.reshape's elements."""
+    case, shape = case_and_shape
+    t = case.tensor()
+    expected = np.reshape(case.array, shape)
+    with stand_ins("2.6", "4.4"):
+        result = t.reshape(shape)
+    if numpy_reshape_view(case.array, shape) is not None:
+        assert_view_matches(result, t, case, expected)
+    else:
+        assert not storage_shared(result, t), "a reshape that cannot be a view must copy"
+        assert_same(result, expected)
+        for size, stride, want in zip(
+            result.shape, result.strides, row_major_strides(expected.shape)
+        ):
+            assert size == 1 or stride == want, f"copy has strides {result.strides}"
+
+
+@pytest.mark.exercise("3.6")
+@pytest.mark.parametrize(
+    "shape, strides, new_shape",
+    [
+        ((3, 2), (1, 3), (6,)),
+        ((3, 2), (1, 3), (2, 3)),
+        ((3, 2), (1, 3), (3, 2)),
+        ((3, 2), (1, 3), (3, 1, 2)),
+        ((3, 2), (1, 3), (1, 6)),
+        ((2, 3, 4), (12, 1, 3), (6, 4)),
+        ((2, 3, 4), (12, 1, 3), (2, 12)),
+        ((2, 3, 4), (12, 1, 3), (-1, 3, 4)),
+        ((2, 3), (-3, 1), (6,)),
+        ((2, 3), (-3, 1), (2, 3, 1)),
+        ((4, 3), (6, 1), (12,)),
+        ((4, 3), (6, 1), (2, 6)),
+        ((4, 3), (6, 1), (2, 2, 3)),
+        ((2, 1, 3), (3, 100, 1), (6,)),
+        ((2, 1, 3), (3, -7, 1), (3, 2)),
+        ((1, 1), (5, 9), (1,)),
+        ((1, 1), (5, 9), ()),
+        ((2, 3), (0, 1), (6,)),
+        ((2, 3), (0, 1), (2, 3, 1)),
+        ((2, 3), (1, 0), (6,)),
+        ((2, 3), (0, 0), (3, 2)),
+        ((4,), (0,), (2, 2)),
+        ((6,), (-1,), (2, 3)),
+        ((6,), (2,), (3, -1)),
+        ((0, 3), (3, 1), (3, 0)),
+        ((0, 3), (3, 1), (1, 0, 5)),
+        ((3, 0), (1, 5), (-1, 3)),
+    ],
+)
+def test_view_layout_examples(shape, strides, new_shape):
+    """Transposed, gapped, negative-stride, stride-0 and size-1 layouts: view_layout agrees
+    with NumPy on whether the reshape can be a view, and on the view itself."""
+    case = strided_case(shape, strides, offset=9)
+    expected = numpy_reshape_view(case.array, new_shape)
+    result = view_layout(case.layout, new_shape)
+    if expected is None:
+        assert result is None, f"{case.layout} cannot be viewed as {new_shape}"
+    else:
+        assert_layout_matches(result, case, expected)
+
+
+@pytest.mark.exercise("3.6")
+def test_view_of_a_transposed_matrix_needs_a_copy():
+    """A transposed matrix does not read its elements in storage order, so viewing it as a
+    vector raises a ValueError naming the shape asked for."""
+    case = strided_case((3, 2), (1, 3), offset=0)
+    with pytest.raises(ValueError):
+        np.reshape(case.array, (6,), copy=False)
+    assert view_layout(case.layout, (6,)) is None
+    assert view_layout(case.layout, (-1,)) is None
+    with pytest.raises(ValueError, match=mentions("(6,)")):
+        case.tensor().view(6)
+
+
+@pytest.mark.exercise("3.6")
+@pytest.mark.parametrize(
+    "shape, new_shape, parts",
+    [
+        ((2, 3), (4,), ["(4,)", "6"]),
+        ((2, 3), (-1, -1), ["(-1, -1)"]),
+        ((2, 3), (4, -1), ["(4, -1)"]),
+        ((0, 3), (-1, 0), ["(-1, 0)"]),
+        ((2, 3), (2, -3), ["(2, -3)"]),
+    ],
+)
+def test_view_rejects_shapes_of_the_wrong_size(shape, new_shape, parts):
+    """view and reshape to a shape that cannot hold the elements raise a ValueError naming
+    that shape (NumPy's reshape raises too)."""
+    case = random_case(shape)
+    if min(new_shape) >= -1:
+        with pytest.raises(ValueError):
+            np.reshape(case.array, new_shape)
+    with pytest.raises(ValueError, match=mentions(*parts)):
+        view_layout(case.layout, new_shape)
+    with pytest.raises(ValueError, match=mentions(*parts)):
+        case.tensor().view(new_shape)
+    with pytest.raises(ValueError, match=mentions(*parts)):
+        case.tensor().reshape(*new_shape)
+
+
+@pytest.mark.exercise("2.6")
+@given(cases())
+def test_contiguous_returns_self_or_a_row_major_copy(case):
+    """contiguous() returns the tensor itself when it is C-contiguous in NumPy's sense, and
+    otherwise a row-major copy with new storage and the same elements."""
+    t = case.tensor()
+    with stand_ins("2.1", "4.4"):
+        result = t.contiguous()
+    if case.array.flags.c_contiguous:
+        assert result is t
+    else:
+        assert result is not t and not storage_shared(result, t)
+        assert result.strides == row_major_strides(case.array.shape)
+        assert_same(result, case.array)
