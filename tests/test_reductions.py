@@ -1,0 +1,707 @@
+"""Chapter 5: the reduce kernel, sum/max/min/mean/argmax, matmul, softmax, masked softmax.
+
+Expected values come from NumPy (np.sum, np.max, np.mean, np.argmax, np.matmul and a
+numerically stable softmax written with NumPy) applied to the arrays the layouts describe.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import tenxor
+from tenxor.reductions import first_largest_position, matmul, reduce_values
+from tenxor.strides import Layout
+from tests.support import (
+    Case,
+    assert_same,
+    cases,
+    contiguous_case,
+    from_numpy,
+    to_numpy,
+)
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def compact(value: object) -> str:
+    """A test id without spaces: str(value) with the spaces removed."""
+    return str(value).replace(" ", "")
+
+
+def mentions(*values: object) -> str:
+    """A regex that matches a message naming every one of `values` (as str() shows them)."""
+    return "".join(f"(?=[\\s\\S]*{re.escape(str(value))})" for value in values)
+
+
+@st.composite
+def dims_for(draw: st.DrawFn, ndim: int, several: bool = True):
+    """None (every dim), one dim, or a tuple of distinct dims in any order; negative or not."""
+    options = ["all"] + (["one"] if ndim else []) + (["several"] if ndim and several else [])
+    choice = draw(st.sampled_from(options))
+    if choice == "all":
+        return None
+    if choice == "one":
+        return draw(st.integers(-ndim, ndim - 1))
+    chosen = draw(st.lists(st.integers(0, ndim - 1), min_size=1, max_size=ndim, unique=True))
+    return tuple(d - ndim if draw(st.booleans()) else d for d in chosen)
+
+
+@st.composite
+def reductions(draw: st.DrawFn, kind: str = "float", several: bool = True):
+    """A Case (up to 5-d, any strides), the dims to reduce and keepdim."""
+    case = draw(cases(kind=kind))
+    return case, draw(dims_for(case.layout.ndim, several)), draw(st.booleans())
+
+
+@st.composite
+def cases_with_nans(draw: st.DrawFn, **kwargs) -> Case:
+    """A float Case with a few NaNs planted in its buffer."""
+    case = draw(cases(**kwargs))
+    buffer = case.buffer.copy()
+    positions = draw(st.lists(st.integers(0, len(buffer) - 1), max_size=3))
+    buffer[positions] = np.nan
+    return Case(buffer, case.layout)
+
+
+def reduced_dims(dims, ndim: int) -> list[int]:
+    """The dims a reduction folds, counted from the front and sorted."""
+    if dims is None:
+        return list(range(ndim))
+    return sorted(d % ndim for d in ((dims,) if isinstance(dims, int) else dims))
+
+
+def runs_of(array: np.ndarray, dims) -> list[tuple]:
+    """The runs a reduction over `dims` folds, in row-major order of the kept dims; each run
+    in row-major order of the reduced dims (NumPy transposes and reshapes)."""
+    reduced = reduced_dims(dims, array.ndim)
+    kept = [d for d in range(array.ndim) if d not in reduced]
+    moved = np.transpose(array, kept + reduced)
+    count = math.prod(array.shape[d] for d in kept)
+    length = math.prod(array.shape[d] for d in reduced)
+    return [tuple(run) for run in moved.reshape(count, length).tolist()]
+
+
+def numpy_or_error(fn, *args, **kwargs):
+    """NumPy's answer as an array, or the exception it raises."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            return np.asarray(fn(*args, **kwargs))
+        except (ValueError, TypeError) as error:
+            return error
+
+
+def assert_close(result: tenxor.Tenxor, expected: np.ndarray, rtol=1e-9, atol=1e-9) -> None:
+    """Same shape, and close values (NaN where NumPy has NaN)."""
+    actual = to_numpy(result)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def view_case(base: np.ndarray, view: np.ndarray) -> Case:
+    """The Case whose layout reads NumPy's `view` out of the contiguous array `base`."""
+    itemsize = base.itemsize
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    strides = tuple(s // itemsize for s in view.strides)
+    case = Case(base.reshape(-1), Layout(view.shape, strides, start // itemsize))
+    np.testing.assert_array_equal(case.array, view)
+    return case
+
+
+def transposed_case(array: np.ndarray) -> Case:
+    """`array` stored with its last two dims swapped and read back through swapped strides."""
+    base = np.ascontiguousarray(np.swapaxes(array, -1, -2))
+    return view_case(base, np.swapaxes(base, -1, -2))
+
+
+def sliced_case(array: np.ndarray, steps: tuple[int, ...]) -> Case:
+    """`array` read as a slice with `steps` (negative: reversed) of a larger buffer."""
+    big = tuple(abs(step) * size + 1 for step, size in zip(steps, array.shape))
+    base = np.full(big, -99, dtype=array.dtype)
+    key = tuple(
+        slice(1, 1 + step * size, step) if step > 0 else slice(-step * size, 0, step)
+        for step, size in zip(steps, array.shape)
+    )
+    base[key] = array
+    return view_case(base, base[key])
+
+
+def expanded_case(small: np.ndarray, shape: tuple[int, ...]) -> Case:
+    """`small` stretched to `shape` with stride 0 on the stretched dims."""
+    base = np.ascontiguousarray(small)
+    return view_case(base, np.broadcast_to(base, shape))
+
+
+def stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax along `axis` with the maximum subtracted first."""
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def masked_softmax_reference(x: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax along `axis` over the entries where `mask` (broadcast to x) is nonzero; masked
+    entries and runs with nothing left are 0."""
+    keep = np.broadcast_to(mask.astype(bool), x.shape)
+    logits = np.where(keep, x, -np.inf)
+    peak = logits.max(axis=axis, keepdims=True)
+    peak = np.where(np.isneginf(peak), 0.0, peak)
+    with np.errstate(all="ignore"):
+        weights = np.where(keep, np.exp(logits - peak), 0.0)
+    total = weights.sum(axis=axis, keepdims=True)
+    return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+
+
+@st.composite
+def mask_shapes(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts to `shape`: leading dims dropped, some dims set to 1."""
+    keep = draw(st.integers(0, len(shape)))
+    tail = shape[len(shape) - keep :]
+    return tuple(1 if draw(st.booleans()) else size for size in tail)
+
+
+def pick_dim(draw: st.DrawFn, shape: tuple[int, ...]) -> int:
+    """A dim (negative or not) whose size is not 0."""
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    assume(shape[dim] > 0)
+    return dim
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.1 reduce_values, sum, max, min
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.exercise("5.1")
+@given(reductions(kind="int"))
+def test_reduce_values_with_sum_matches_numpy(drawn):
+    """fold=sum over one dim, several dims, or all: NumPy's shape (keepdim too) and values."""
+    case, dims, keepdim = drawn
+    shape, values = reduce_values(sum, case.buffer.tolist(), case.layout, dims, keepdim)
+    expected = np.sum(case.array, axis=dims, keepdims=keepdim)
+    assert shape == expected.shape
+    assert values == expected.ravel().tolist()
+
+
+@pytest.mark.exercise("5.1")
+@given(reductions())
+def test_reduce_values_with_len_counts_each_run(drawn):
+    """fold=len is applied once per run: every result is the run length (a fold that is
+    applied dim by dim would count the wrong thing)."""
+    case, dims, keepdim = drawn
+    shape, values = reduce_values(len, case.buffer.tolist(), case.layout, dims, keepdim)
+    expected = np.sum(np.ones(case.layout.shape, dtype=np.int64), axis=dims, keepdims=keepdim)
+    assert shape == expected.shape
+    assert values == expected.ravel().tolist()
+
+
+@pytest.mark.exercise("5.1")
+@given(reductions())
+def test_reduce_values_with_max_matches_numpy(drawn):
+    """A max fold (that accepts empty runs) gives np.max with initial=-inf."""
+    case, dims, keepdim = drawn
+
+    def top(run):
+        return max(run, default=-math.inf)
+
+    shape, values = reduce_values(top, case.buffer.tolist(), case.layout, dims, keepdim)
+    expected = np.max(case.array, axis=dims, keepdims=keepdim, initial=-np.inf)
+    assert shape == expected.shape
+    assert values == expected.ravel().tolist()
+
+
+@pytest.mark.exercise("5.1")
+@given(reductions())
+def test_reduce_values_hands_each_run_to_the_fold(drawn):
+    """fold=tuple shows the runs: one per kept index in row-major order; along one dim (or
+    all dims) its elements are in row-major order, for several dims the same elements."""
+    case, dims, keepdim = drawn
+    _, values = reduce_values(tuple, case.buffer.tolist(), case.layout, dims, keepdim)
+    expected = runs_of(case.array, dims)
+    if dims is None or isinstance(dims, int):
+        assert values == expected
+    else:
+        assert [sorted(run) for run in values] == [sorted(run) for run in expected]
+
+
+@pytest.mark.exercise("5.1")
+@pytest.mark.parametrize("dims", [0, 1, 2, -1, -3, (0, 2), (2, 0), (-1, 1), (0, 1, 2), None])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reduce_values_on_a_non_square_tensor(dims, keepdim):
+    """Shape (2, 3, 4): each dim has its own size, so reducing the wrong dim shows."""
+    array = np.arange(24).reshape(2, 3, 4) ** 2
+    case = contiguous_case(array)
+    shape, values = reduce_values(sum, case.buffer.tolist(), case.layout, dims, keepdim)
+    expected = np.sum(array, axis=dims, keepdims=keepdim)
+    assert shape == expected.shape
+    assert values == expected.ravel().tolist()
+
+
+@pytest.mark.exercise("5.1")
+@pytest.mark.parametrize("dims, error", [(2, IndexError), (-3, IndexError), ((0, 0), ValueError)])
+def test_reduce_values_rejects_bad_dims_naming_them(dims, error):
+    """A dim out of range is an IndexError, a repeated dim a ValueError; both name the dim."""
+    case = contiguous_case(np.zeros((2, 3)))
+    named = dims if isinstance(dims, int) else 0
+    with pytest.raises(error, match=mentions(named)):
+        reduce_values(sum, case.buffer.tolist(), case.layout, dims)
+
+
+@pytest.mark.exercise("5.1")
+@given(data=st.data())
+def test_tensor_sum_matches_numpy_with_its_dtype(data):
+    """sum over dims with keepdim: float64 stays float64, int32/int64/bool sums are int64."""
+    kind = data.draw(st.sampled_from(["float", "int", "int32", "bool"]))
+    case, dims, keepdim = data.draw(reductions(kind="int" if kind == "int32" else kind))
+    if kind == "int32":
+        case = Case(case.buffer.astype(np.int32), case.layout)
+    expected = np.sum(case.array, axis=dims, keepdims=keepdim)
+    for result in (case.tensor().sum(dims, keepdim), tenxor.sum(case.tensor(), dims, keepdim)):
+        assert result.dtype.name == expected.dtype.name
+        assert_close(result, expected)
+
+
+@pytest.mark.exercise("5.1")
+@pytest.mark.parametrize("name", ["max", "min"])
+@given(data=st.data())
+def test_tensor_max_and_min_match_numpy_including_nan(name, data):
+    """max/min with NaNs planted: NaN propagates; an empty run raises ValueError like NumPy."""
+    case = data.draw(cases_with_nans())
+    dims = data.draw(dims_for(case.layout.ndim))
+    keepdim = data.draw(st.booleans())
+    expected = numpy_or_error(getattr(np, name), case.array, axis=dims, keepdims=keepdim)
+    t = case.tensor()
+    if isinstance(expected, Exception):
+        with pytest.raises(ValueError, match=mentions(case.layout.shape)):
+            getattr(t, name)(dims, keepdim)
+        return
+    for result in (getattr(t, name)(dims, keepdim), getattr(tenxor, name)(t, dims, keepdim)):
+        assert result.dtype is tenxor.float64
+        assert_same(result, expected)
+
+
+@pytest.mark.exercise("5.1")
+@pytest.mark.parametrize("name", ["max", "min"])
+@given(reductions(kind="int"))
+def test_tensor_max_and_min_of_ints_stay_int(name, drawn):
+    """max/min of an int64 tensor are int64 with NumPy's values."""
+    case, dims, keepdim = drawn
+    expected = numpy_or_error(getattr(np, name), case.array, axis=dims, keepdims=keepdim)
+    assume(not isinstance(expected, Exception))
+    result = getattr(case.tensor(), name)(dims, keepdim)
+    assert result.dtype is tenxor.int64
+    assert_same(result, expected)
+
+
+@pytest.mark.exercise("5.1")
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("dim", [1, -2, (1, 2)])
+def test_max_and_min_of_an_empty_run_raise_naming_the_dim(name, dim):
+    """Reducing a dim of size 0 has no answer: a ValueError naming that dim and the shape;
+    reducing the other dims of the same tensor is fine (an empty result)."""
+    array = np.zeros((2, 0, 3))
+    t = from_numpy(array)
+    with pytest.raises(ValueError):
+        getattr(np, name)(array, axis=dim)
+    with pytest.raises(ValueError, match=mentions("dim 1", (2, 0, 3))):
+        getattr(t, name)(dim)
+    for other in (0, (0, 2)):
+        assert_same(getattr(t, name)(other, True), getattr(np, name)(array, other, keepdims=True))
+
+
+@pytest.mark.exercise("5.1")
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_sum_over_size_zero_and_size_one_dims(keepdim):
+    """A sum over an empty dim is 0, over a size-1 dim the elements themselves."""
+    array = np.arange(6.0).reshape(2, 1, 3)
+    empty = np.zeros((2, 0, 3))
+    for source, dims in [(array, 1), (empty, 1), (empty, (0, 1)), (empty, 2), (empty, None)]:
+        expected = np.sum(source, axis=dims, keepdims=keepdim)
+        assert_same(from_numpy(source).sum(dims, keepdim), expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.2 mean
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.exercise("5.2")
+@given(data=st.data())
+def test_mean_matches_numpy(data):
+    """mean over dims with keepdim: NumPy's values and dtype (float64 for int and bool
+    input), nan for an empty run."""
+    kind = data.draw(st.sampled_from(["float", "int", "bool"]))
+    case, dims, keepdim = data.draw(reductions(kind=kind))
+    expected = numpy_or_error(np.mean, case.array, axis=dims, keepdims=keepdim)
+    t = case.tensor()
+    for result in (t.mean(dims, keepdim), tenxor.mean(t, dims, keepdim)):
+        assert result.dtype.name == expected.dtype.name == "float64"
+        assert_close(result, expected)
+
+
+@pytest.mark.exercise("5.2")
+def test_mean_of_ints_is_not_integer_division():
+    """The mean of int64 [[1, 2], [4, 4]] over each dim is float64 with the fractions."""
+    array = np.array([[1, 2], [4, 4]])
+    t = from_numpy(array)
+    for dims in [None, 0, 1, -1, (0, 1)]:
+        result = t.mean(dims)
+        assert result.dtype is tenxor.float64
+        assert_same(result, np.mean(array, axis=dims))
+
+
+@pytest.mark.exercise("5.2")
+@given(reductions())
+def test_mean_of_float32_stays_float32(drawn):
+    """A float32 tensor has a float32 mean (close to NumPy's)."""
+    case, dims, keepdim = drawn
+    case = Case(case.buffer.astype(np.float32), case.layout)
+    expected = numpy_or_error(np.mean, case.array, axis=dims, keepdims=keepdim)
+    result = case.tensor().mean(dims, keepdim)
+    assert result.dtype is tenxor.float32
+    assert_close(result, expected, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.3 argmax
+# ---------------------------------------------------------------------------------------------
+
+run_values = st.sampled_from([-2.0, 0.0, 1.5, 3.0, math.inf, -math.inf, math.nan]) | st.integers(
+    -3, 3
+)
+
+
+@pytest.mark.exercise("5.3")
+@given(st.lists(run_values, min_size=1, max_size=8))
+def test_first_largest_position_matches_numpy_argmax(run):
+    """Ties give the first position, and the first NaN wins, as in np.argmax."""
+    expected = int(np.argmax(np.array(run, dtype=np.float64)))
+    assert first_largest_position(list(run)) == expected
+
+
+@pytest.mark.exercise("5.3")
+@pytest.mark.parametrize(
+    "run",
+    [[3, 1, 3], [1, 5, 5, 2], [-1.0], [math.nan, 1.0], [2.0, math.nan, 9.0, math.nan],
+     [-math.inf, -math.inf], [0.5, math.inf, math.inf], [True, False, True]],
+    ids=compact,
+)  # fmt: skip
+def test_first_largest_position_examples(run):
+    """Small runs with ties, NaNs and infinities."""
+    assert first_largest_position(run) == int(np.argmax(np.array(run, dtype=np.float64)))
+
+
+@pytest.mark.exercise("5.3")
+@given(data=st.data())
+def test_tensor_argmax_matches_numpy(data):
+    """argmax over None (a flat index) or one dim, keepdim too: np.argmax, int64; ties
+    (common in int tensors) give the first; NaN wins; no elements is a ValueError."""
+    kind = data.draw(st.sampled_from(["int", "float"]))
+    case = data.draw(cases(kind="int") if kind == "int" else cases_with_nans())
+    dim = data.draw(dims_for(case.layout.ndim, several=False))
+    keepdim = data.draw(st.booleans())
+    expected = numpy_or_error(np.argmax, case.array, axis=dim, keepdims=keepdim)
+    t = case.tensor()
+    if isinstance(expected, Exception):
+        with pytest.raises(ValueError, match=mentions(case.layout.shape)):
+            t.argmax(dim, keepdim)
+        return
+    for result in (t.argmax(dim, keepdim), tenxor.argmax(t, dim, keepdim)):
+        assert result.dtype is tenxor.int64
+        assert_same(result, expected)
+
+
+@pytest.mark.exercise("5.3")
+def test_argmax_over_each_dim_of_a_tensor_with_ties():
+    """Shape (2, 3, 4) with repeated maxima: each dim, None, and keepdim."""
+    array = np.array([3, 1, 3, 0, 2, 3] * 4).reshape(2, 3, 4)
+    t = from_numpy(array)
+    for dim in [None, 0, 1, 2, -1, -2]:
+        for keepdim in [False, True]:
+            expected = np.argmax(array, axis=dim, keepdims=keepdim)
+            assert_same(t.argmax(dim, keepdim), np.asarray(expected))
+
+
+@pytest.mark.exercise("5.3")
+def test_argmax_rejects_several_dims_and_dims_out_of_range():
+    """argmax takes one dim or None: a tuple is a TypeError, dim 2 of a 2-d tensor an
+    IndexError, both naming the dim (dim 1 works)."""
+    array = np.array([[1.0, 4.0, 4.0], [7.0, 0.0, 7.0]])
+    t = from_numpy(array)
+    assert_same(t.argmax(1), np.argmax(array, axis=1))
+    with pytest.raises(TypeError, match=mentions((0, 1))):
+        t.argmax((0, 1))
+    with pytest.raises(IndexError, match=mentions(2)):
+        t.argmax(2)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.4 matmul
+# ---------------------------------------------------------------------------------------------
+
+MATMUL_SHAPES = [
+    ((3,), (3,)),
+    ((3,), (3, 4)),
+    ((2, 3), (3,)),
+    ((2, 3), (3, 4)),
+    ((2, 1, 3, 4), (5, 4, 2)),
+    ((2, 3, 4), (4,)),
+    ((4,), (2, 4, 3)),
+    ((5, 2, 3), (3, 4)),
+    ((2, 3), (5, 3, 4)),
+    ((1, 2, 3), (4, 3, 5)),
+    ((3, 1, 2, 3), (1, 4, 3, 2)),
+    ((2, 0), (0, 3)),
+    ((0, 3), (3, 2)),
+    ((2, 3), (3, 0)),
+    ((0,), (0,)),
+    ((2, 0, 3), (3, 4)),
+    ((3, 2, 0), (0, 5)),
+    ((0, 2, 3), (3, 1)),
+]
+
+
+def assert_matmul_close(result: tenxor.Tenxor, a: np.ndarray, b: np.ndarray) -> None:
+    """The product has np.matmul's shape and values: relative tolerance 1e-12, plus 1e-12 of
+    the largest |a| @ |b| for sums that cancel."""
+    expected = np.asarray(np.matmul(a, b))
+    scale = np.asarray(np.matmul(np.abs(a), np.abs(b)))
+    actual = to_numpy(result)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
+    atol = 1e-12 * float(scale.max(initial=0.0))
+    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=atol)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=compact)
+@settings(max_examples=25)
+@given(data=st.data())
+def test_matmul_matches_numpy_on_any_layouts(shape_a, shape_b, data):
+    """Every NumPy case (1-D and N-D operands, broadcast batch dims, size-0 dims) with
+    operands on random layouts (negative, zero and gap strides, offsets)."""
+    a = data.draw(cases(shape=shape_a))
+    b = data.draw(cases(shape=shape_b))
+    result = matmul(a.tensor(), b.tensor())
+    assert result.dtype is tenxor.float64
+    assert_matmul_close(result, a.array, b.array)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=compact)
+def test_matmul_of_int_tensors_is_exact_int64(shape_a, shape_b):
+    """int64 @ int64 is int64 and exactly np.matmul (operator, method and function forms)."""
+    rng = np.random.default_rng(sum(shape_a) * 31 + sum(shape_b))
+    x = rng.integers(-9, 10, shape_a)
+    y = rng.integers(-9, 10, shape_b)
+    a, b = from_numpy(x), from_numpy(y)
+    expected = np.asarray(np.matmul(x, y))
+    for result in (a @ b, a.matmul(b), tenxor.matmul(a, b), matmul(a, b)):
+        assert result.dtype is tenxor.int64
+        assert_same(result, expected)
+
+
+def operand_layouts(array: np.ndarray, small: np.ndarray | None = None) -> dict[str, Case]:
+    """`array` as contiguous, transposed, sliced with negative steps, and (if `small` is
+    given) as `small` expanded with stride 0."""
+    found = {
+        "contiguous": contiguous_case(array),
+        "transposed": transposed_case(array),
+        "sliced": sliced_case(array, tuple(-2 if d % 2 == 0 else 3 for d in range(array.ndim))),
+    }
+    if small is not None:
+        found["expanded"] = expanded_case(small, array.shape)
+    return found
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("layout_b", ["contiguous", "transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("layout_a", ["contiguous", "transposed", "sliced", "expanded"])
+def test_matmul_of_non_contiguous_operands(layout_a, layout_b):
+    """(2, 1, 3, 4) @ (5, 4, 2): operands stored transposed, as reversed/strided slices of a
+    larger buffer with an offset, or expanded with stride 0 (over batch and inner dims)."""
+    rng = np.random.default_rng(7)
+    small_a = rng.uniform(-1, 1, (2, 1, 1, 4))
+    small_b = rng.uniform(-1, 1, (1, 4, 1))
+    x = np.broadcast_to(small_a, (2, 1, 3, 4)).copy()
+    y = np.broadcast_to(small_b, (5, 4, 2)).copy()
+    a = operand_layouts(x, small_a)[layout_a]
+    b = operand_layouts(y, small_b)[layout_b]
+    assert_matmul_close(matmul(a.tensor(), b.tensor()), x, y)
+
+
+@pytest.mark.exercise("5.4")
+def test_matmul_of_views_made_by_transpose_and_expand():
+    """a.transpose(-1, -2) @ b.expand(...) matches NumPy's swapaxes and broadcast_to."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-5, 5, (3, 4, 2))
+    y = rng.uniform(-5, 5, (4, 1))
+    a, b = from_numpy(x), from_numpy(y)
+    result = a.transpose(-1, -2) @ b.expand(3, 4, 5)
+    assert_matmul_close(result, np.swapaxes(x, -1, -2), np.broadcast_to(y, (3, 4, 5)))
+    assert_matmul_close(b.expand(4, 5).T @ a, np.broadcast_to(y, (4, 5)).T, x)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize(
+    "shape_a, shape_b",
+    [((2, 3), (4, 2)), ((3,), (4,)), ((2, 3), (2,)), ((3,), (2, 3)), ((2, 3, 4), (5, 3)),
+     ((2, 5, 3), (2, 4, 5)), ((), (3,)), ((3,), ()), ((), ()), ((), (2, 3))],
+    ids=compact,
+)  # fmt: skip
+def test_matmul_rejects_bad_shapes_naming_both(shape_a, shape_b):
+    """Inner dims that differ or a 0-d operand: a ValueError (as in NumPy) whose message
+    names both operands' shapes."""
+    with pytest.raises(ValueError):
+        np.matmul(np.zeros(shape_a), np.zeros(shape_b))
+    a, b = from_numpy(np.zeros(shape_a)), from_numpy(np.zeros(shape_b))
+    with pytest.raises(ValueError, match=mentions(shape_a, shape_b)):
+        matmul(a, b)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize(
+    "shape_a, shape_b", [((2, 3, 4), (3, 4, 5)), ((2, 2, 3, 4), (3, 4, 5))], ids=compact
+)
+def test_matmul_rejects_batch_dims_that_do_not_broadcast_naming_both_shapes(shape_a, shape_b):
+    """Batch dims 2 and 3 cannot broadcast: a ValueError naming the operands' own shapes."""
+    with pytest.raises(ValueError):
+        np.matmul(np.zeros(shape_a), np.zeros(shape_b))
+    a, b = from_numpy(np.zeros(shape_a)), from_numpy(np.zeros(shape_b))
+    with pytest.raises(ValueError, match=mentions(shape_a, shape_b)):
+        matmul(a, b)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.5 softmax
+# ---------------------------------------------------------------------------------------------
+
+shifts = st.sampled_from([0.0, 1000.0, -1000.0])
+
+
+@pytest.mark.exercise("5.5")
+@given(data=st.data())
+def test_softmax_matches_a_stable_numpy_softmax(data):
+    """softmax over any dim (negative too) of any layout, with logits near 0 or +-1000
+    (where exp without subtracting the maximum overflows or underflows)."""
+    case = data.draw(cases(min_dims=1))
+    dim = pick_dim(data.draw, case.layout.shape)
+    logits = Case(case.buffer + data.draw(shifts), case.layout)
+    expected = stable_softmax(logits.array, dim)
+    result = logits.tensor().softmax(dim)
+    assert result.dtype is tenxor.float64
+    assert_close(result, expected, atol=1e-12)
+    sums = to_numpy(result).sum(axis=dim)
+    np.testing.assert_allclose(sums, np.ones_like(sums), rtol=1e-12)
+
+
+@pytest.mark.exercise("5.5")
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
+def test_softmax_over_each_dim_of_a_non_square_tensor(dim):
+    """Shape (2, 3, 4) with logits up to 1000: each dim normalises its own runs."""
+    x = np.random.default_rng(dim + 10).uniform(-4, 4, (2, 3, 4)) + 997.0
+    for result in (from_numpy(x).softmax(dim), tenxor.softmax(from_numpy(x), dim)):
+        assert_close(result, stable_softmax(x, dim), atol=1e-12)
+
+
+@pytest.mark.exercise("5.5")
+def test_softmax_of_huge_logits_has_no_nan():
+    """Logits 1000, 1001, 1002 (exp overflows) and -1000..-998 (exp underflows)."""
+    for x in (np.array([[1000.0, 1001.0, 1002.0]]), np.array([[-1000.0], [-999.0], [-998.0]])):
+        for dim in (0, 1):
+            result = from_numpy(x).softmax(dim)
+            assert not np.isnan(to_numpy(result)).any()
+            assert_close(result, stable_softmax(x, dim), atol=1e-15)
+
+
+@pytest.mark.exercise("5.5")
+@given(cases(min_dims=1, kind="int"), st.data())
+def test_softmax_of_ints_is_float64(case, data):
+    """Integer logits give a float64 softmax."""
+    dim = pick_dim(data.draw, case.layout.shape)
+    result = case.tensor().softmax(dim)
+    assert result.dtype is tenxor.float64
+    assert_close(result, stable_softmax(case.array.astype(np.float64), dim), atol=1e-12)
+
+
+@pytest.mark.exercise("5.5")
+def test_softmax_rejects_a_dim_out_of_range_naming_it():
+    """dim 2 of a 2-d tensor is an IndexError naming the dim."""
+    with pytest.raises(IndexError, match=mentions(2)):
+        from_numpy(np.zeros((2, 3))).softmax(2)
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.6 masked_softmax
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.exercise("5.6")
+@given(data=st.data())
+def test_masked_softmax_matches_numpy(data):
+    """Any layout and dim, a mask (bool, or 0/1 floats or ints) on its own layout that
+    broadcasts to the logits, logits near 0 or +-1000: masked entries are exactly 0, fully
+    masked runs are all 0 and nothing is nan."""
+    case = data.draw(cases(min_dims=1))
+    dim = pick_dim(data.draw, case.layout.shape)
+    logits = Case(case.buffer + data.draw(shifts), case.layout)
+    mask = data.draw(cases(shape=data.draw(mask_shapes(case.layout.shape)), kind="bool"))
+    mask_dtype = data.draw(st.sampled_from([np.bool_, np.float64, np.int64]))
+    mask = Case(mask.buffer.astype(mask_dtype), mask.layout)
+    expected = masked_softmax_reference(logits.array, mask.array, dim)
+    result = logits.tensor().masked_softmax(mask.tensor(), dim)
+    assert result.dtype is tenxor.float64
+    assert_close(result, expected, atol=1e-12)
+    actual = to_numpy(result)
+    assert not np.isnan(actual).any()
+    keep = np.broadcast_to(mask.array.astype(bool), actual.shape)
+    assert (actual[~keep] == 0).all(), "masked entries must be exactly 0"
+    empty_runs = ~keep.any(axis=dim, keepdims=True) & np.ones(actual.shape, dtype=bool)
+    assert (actual[empty_runs] == 0).all(), "fully masked runs must be exactly 0"
+
+
+@pytest.mark.exercise("5.6")
+def test_masked_softmax_with_a_broadcast_mask_and_fully_masked_rows():
+    """A (3, 1) mask on (3, 4) logits masks whole rows (exact zeros); a (4,) mask masks
+    columns; the function and method forms agree."""
+    x = np.arange(12.0).reshape(3, 4) - 5.0
+    rows = np.array([[True], [False], [True]])
+    columns = np.array([1.0, 0.0, 0.0, 1.0])
+    for mask, dim in [(rows, 1), (rows, 0), (columns, 1), (columns, -2)]:
+        expected = masked_softmax_reference(x, mask, dim)
+        t, m = from_numpy(x), from_numpy(mask)
+        for result in (t.masked_softmax(m, dim), tenxor.masked_softmax(t, m, dim)):
+            assert_same(result, expected, exact=False)
+            assert (to_numpy(result)[~np.broadcast_to(mask.astype(bool), x.shape)] == 0).all()
+
+
+@pytest.mark.exercise("5.6")
+def test_masked_softmax_ignores_huge_masked_logits():
+    """Masked entries carry logits of 1000 and the kept ones are small: the maximum that is
+    subtracted must come from the kept entries only."""
+    x = np.array([[1000.0, 0.5, 1.0, 1000.0], [2.0, 1000.0, -1.0, 0.0]])
+    mask = np.array([[False, True, True, False], [True, False, True, True]])
+    result = from_numpy(x).masked_softmax(from_numpy(mask), 1)
+    assert_same(result, masked_softmax_reference(x, mask, 1), exact=False)
+
+
+@pytest.mark.exercise("5.6")
+def test_masked_softmax_of_large_logits_and_an_all_false_mask():
+    """Logits near +-1000 stay finite; a mask that is all false gives all zeros."""
+    x = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]])
+    mask = np.array([True, True, False])
+    assert_same(
+        from_numpy(x).masked_softmax(from_numpy(mask), 1),
+        masked_softmax_reference(x, mask, 1),
+        exact=False,
+    )
+    nothing = from_numpy(np.zeros((2, 3), dtype=bool))
+    assert_same(from_numpy(x).masked_softmax(nothing, 0), np.zeros((2, 3)))
