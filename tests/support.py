@@ -8,6 +8,7 @@ cannot make another exercise's tests fail.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -49,10 +50,9 @@ def reach(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, int]:
     return low, high
 
 
-def numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
-    """The NumPy view that `layout` describes over the 1-D `buffer` (read-only)."""
-    if 0 in layout.shape:
-        return np.empty(layout.shape, dtype=buffer.dtype)
+def strided(buffer: np.ndarray, layout: Layout) -> np.ndarray:
+    """The NumPy view of `layout` over the 1-D `buffer` with the layout's own strides, also
+    when it holds no elements (read-only)."""
     itemsize = buffer.dtype.itemsize
     return as_strided(
         buffer[layout.offset :],
@@ -60,6 +60,14 @@ def numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
         strides=tuple(s * itemsize for s in layout.strides),
         writeable=False,
     )
+
+
+def numpy_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
+    """The NumPy view that `layout` describes over the 1-D `buffer` (read-only); a fresh
+    empty array when the layout holds no elements."""
+    if 0 in layout.shape:
+        return np.empty(layout.shape, dtype=buffer.dtype)
+    return strided(buffer, layout)
 
 
 def to_numpy(t: Tenxor) -> np.ndarray:
@@ -145,6 +153,16 @@ def cases(
     return Case(buffer, layout)
 
 
+def view_case(base: np.ndarray, view: np.ndarray) -> Case:
+    """The Case whose layout reads NumPy's `view` out of the contiguous array `base`."""
+    itemsize = base.itemsize
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    strides = tuple(s // itemsize for s in view.strides)
+    case = Case(base.reshape(-1), Layout(view.shape, strides, start // itemsize))
+    np.testing.assert_array_equal(case.array, view)
+    return case
+
+
 def contiguous_case(array: np.ndarray) -> Case:
     """A Case whose layout is the row-major layout of `array`."""
     array = np.array(array, order="C", copy=True)
@@ -169,3 +187,63 @@ def storage_shared(a: Tenxor, b: Tenxor) -> bool:
 def ulp_close(a: float, b: float) -> bool:
     """Equal, or both NaN."""
     return a == b or (math.isnan(a) and math.isnan(b))
+
+
+def mentions(*values: object) -> str:
+    """A regex matching a message that names every one of `values`, in any order.
+
+    Ints must stand alone (5 does not match inside 15); tuples may be printed with () or [].
+    """
+    parts = []
+    for value in values:
+        if isinstance(value, tuple):
+            inner = r",\s*".join(re.escape(str(v)) for v in value)
+            parts.append(rf"(?=.*[\(\[]{inner},?[\)\]])")
+        else:
+            parts.append(rf"(?=.*(?<![\d-]){re.escape(str(value))}(?!\d))")
+    return "(?s)" + "".join(parts)
+
+
+def compact(value: object) -> str:
+    """A test id without spaces: str(value) with the spaces removed."""
+    return str(value).replace(" ", "")
+
+
+@st.composite
+def broadcastable_shapes(
+    draw: st.DrawFn,
+    count: int,
+    min_dims: int = 0,
+    max_dims: int = 5,
+    size: st.SearchStrategy[int] = sizes,
+) -> list[tuple[int, ...]]:
+    """`count` shapes that broadcast together: a target shape is drawn, and each shape is the
+    target with some leading dims dropped and some dims set to 1."""
+    ndim = draw(st.integers(min_dims, max_dims))
+    target = tuple(draw(size) for _ in range(ndim))
+    shapes = []
+    for _ in range(count):
+        keep = draw(st.integers(0, ndim))
+        tail = target[ndim - keep :]
+        shapes.append(tuple(1 if draw(st.booleans()) else n for n in tail))
+    return shapes
+
+
+def stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax along `axis` with the maximum subtracted first (nan where a run is all -inf)."""
+    with np.errstate(all="ignore"):
+        e = np.exp(x - x.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+
+def masked_softmax_reference(x: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax along `axis` over the entries where `mask` (broadcast to x) is nonzero; masked
+    entries and runs with nothing left are 0."""
+    keep = np.broadcast_to(mask.astype(bool), x.shape)
+    logits = np.where(keep, x, -np.inf)
+    peak = logits.max(axis=axis, keepdims=True)
+    peak = np.where(np.isneginf(peak), 0.0, peak)
+    with np.errstate(all="ignore"):
+        weights = np.where(keep, np.exp(logits - peak), 0.0)
+    total = weights.sum(axis=axis, keepdims=True)
+    return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from numpy.lib.stride_tricks import as_strided
 
 import tenxor
 from tenxor.broadcasting import (
@@ -30,41 +29,23 @@ from tenxor.strides import Layout
 from tests.support import (
     Case,
     assert_same,
+    broadcastable_shapes,
     cases,
+    compact,
     contiguous_case,
     from_numpy,
     layouts,
+    mentions,
     numpy_view,
     sizes,
     storage_shared,
+    strided,
     to_numpy,
 )
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def compact(value: object) -> str:
-    """A test id without spaces: str(value) with the spaces removed."""
-    return str(value).replace(" ", "")
-
-
-def mentions(*values: object) -> str:
-    """A regex that matches a message naming every one of `values` (as str() shows them)."""
-    return "".join(f"(?=[\\s\\S]*{re.escape(str(value))})" for value in values)
-
-
-def strided_view(buffer: np.ndarray, layout: Layout) -> np.ndarray:
-    """The NumPy view of `layout` over `buffer` with the layout's own strides, also when the
-    layout holds no elements (where `numpy_view` makes a fresh array)."""
-    itemsize = buffer.dtype.itemsize
-    return as_strided(
-        buffer[layout.offset :],
-        shape=layout.shape,
-        strides=tuple(s * itemsize for s in layout.strides),
-        writeable=False,
-    )
 
 
 def clashing_shapes(shapes: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
@@ -74,20 +55,6 @@ def clashing_shapes(shapes: list[tuple[int, ...]]) -> list[tuple[int, ...]]:
         if len({s[-position] for s in present}) > 1:
             return present
     raise AssertionError(f"shapes {shapes} broadcast")
-
-
-@st.composite
-def broadcastable_shapes(draw: st.DrawFn, count: int, min_dims: int = 0, max_dims: int = 5):
-    """`count` shapes that broadcast together: a target shape is drawn, and each shape is the
-    target with some leading dims dropped and some dims set to 1."""
-    ndim = draw(st.integers(min_dims, max_dims))
-    target = tuple(draw(sizes) for _ in range(ndim))
-    shapes = []
-    for _ in range(count):
-        keep = draw(st.integers(0, ndim))
-        tail = target[ndim - keep :]
-        shapes.append(tuple(1 if draw(st.booleans()) else size for size in tail))
-    return shapes
 
 
 @st.composite
@@ -247,7 +214,7 @@ def expansions(draw: st.DrawFn):
 def test_expand_layout_matches_numpy_broadcast_to(drawn):
     """Shape, strides (stride 0 on new and stretched dims), offset and values of the view."""
     case, target = drawn
-    expected = np.broadcast_to(strided_view(case.buffer, case.layout), target)
+    expected = np.broadcast_to(strided(case.buffer, case.layout), target)
     result = expand_layout(case.layout, target)
     assert result.shape == target
     assert result.offset == case.layout.offset
@@ -281,7 +248,7 @@ def test_tensor_expand_is_a_view_sharing_storage(drawn):
 def test_expand_layout_raises_exactly_when_numpy_does(case, target):
     """Random targets: NumPy's view where it exists, else a ValueError naming both shapes."""
     try:
-        expected = np.broadcast_to(strided_view(case.buffer, case.layout), target)
+        expected = np.broadcast_to(strided(case.buffer, case.layout), target)
     except ValueError:
         with pytest.raises(ValueError, match=mentions(case.layout.shape, target)):
             expand_layout(case.layout, target)

@@ -7,7 +7,6 @@ numerically stable softmax written with NumPy) applied to the arrays the layouts
 from __future__ import annotations
 
 import math
-import re
 import warnings
 
 import numpy as np
@@ -17,29 +16,23 @@ from hypothesis import strategies as st
 
 import tenxor
 from tenxor.reductions import first_largest_position, matmul, reduce_values
-from tenxor.strides import Layout
 from tests.support import (
     Case,
     assert_same,
     cases,
+    compact,
     contiguous_case,
     from_numpy,
+    masked_softmax_reference,
+    mentions,
+    stable_softmax,
     to_numpy,
+    view_case,
 )
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def compact(value: object) -> str:
-    """A test id without spaces: str(value) with the spaces removed."""
-    return str(value).replace(" ", "")
-
-
-def mentions(*values: object) -> str:
-    """A regex that matches a message naming every one of `values` (as str() shows them)."""
-    return "".join(f"(?=[\\s\\S]*{re.escape(str(value))})" for value in values)
 
 
 @st.composite
@@ -107,16 +100,6 @@ def assert_close(result: tenxor.Tenxor, expected: np.ndarray, rtol=1e-9, atol=1e
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
-def view_case(base: np.ndarray, view: np.ndarray) -> Case:
-    """The Case whose layout reads NumPy's `view` out of the contiguous array `base`."""
-    itemsize = base.itemsize
-    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-    strides = tuple(s // itemsize for s in view.strides)
-    case = Case(base.reshape(-1), Layout(view.shape, strides, start // itemsize))
-    np.testing.assert_array_equal(case.array, view)
-    return case
-
-
 def transposed_case(array: np.ndarray) -> Case:
     """`array` stored with its last two dims swapped and read back through swapped strides."""
     base = np.ascontiguousarray(np.swapaxes(array, -1, -2))
@@ -139,26 +122,6 @@ def expanded_case(small: np.ndarray, shape: tuple[int, ...]) -> Case:
     """`small` stretched to `shape` with stride 0 on the stretched dims."""
     base = np.ascontiguousarray(small)
     return view_case(base, np.broadcast_to(base, shape))
-
-
-def stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """Softmax along `axis` with the maximum subtracted first."""
-    with np.errstate(all="ignore"):
-        e = np.exp(x - x.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
-
-
-def masked_softmax_reference(x: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
-    """Softmax along `axis` over the entries where `mask` (broadcast to x) is nonzero; masked
-    entries and runs with nothing left are 0."""
-    keep = np.broadcast_to(mask.astype(bool), x.shape)
-    logits = np.where(keep, x, -np.inf)
-    peak = logits.max(axis=axis, keepdims=True)
-    peak = np.where(np.isneginf(peak), 0.0, peak)
-    with np.errstate(all="ignore"):
-        weights = np.where(keep, np.exp(logits - peak), 0.0)
-    total = weights.sum(axis=axis, keepdims=True)
-    return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
 
 
 @st.composite

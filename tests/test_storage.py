@@ -3,7 +3,6 @@ checked against NumPy (and ml_dtypes for bfloat16)."""
 
 from __future__ import annotations
 
-import re
 import struct
 from array import array
 
@@ -18,7 +17,14 @@ import tenxor
 from tenxor.storage import Storage, bfloat16_to_float, byte_strides, numel, round_to_bfloat16
 from tenxor.strides import Layout
 from tenxor.tensor import Tenxor
-from tests.support import cases, layouts, numpy_dtype, row_major_strides
+from tests.support import (
+    cases,
+    layouts,
+    mentions,
+    numpy_dtype,
+    row_major_strides,
+    strided,
+)
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), BF16)
@@ -30,32 +36,6 @@ ALL_DTYPES = [
     tenxor.int32,
     tenxor.bool,
 ]
-
-
-def mentions(*values: object) -> str:
-    """A regex matching a message that names every one of `values`, in any order.
-
-    Ints must stand alone (5 does not match inside 15); tuples may be printed with () or [].
-    """
-    parts = []
-    for value in values:
-        if isinstance(value, tuple):
-            inner = r",\s*".join(re.escape(str(v)) for v in value)
-            parts.append(rf"(?=.*[\(\[]{inner},?[\)\]])")
-        else:
-            parts.append(rf"(?=.*(?<![\d-]){re.escape(str(value))}(?!\d))")
-    return "(?s)" + "".join(parts)
-
-
-def strided(buffer: np.ndarray, layout: Layout) -> np.ndarray:
-    """The NumPy view `layout` describes over the 1-D `buffer`, size-0 shapes included."""
-    itemsize = buffer.dtype.itemsize
-    return as_strided(
-        buffer[layout.offset :],
-        shape=layout.shape,
-        strides=tuple(s * itemsize for s in layout.strides),
-        writeable=False,
-    )
 
 
 def read_as(data: bytes, dtype: tenxor.DType) -> list:

@@ -4,13 +4,11 @@ contiguity, checked against NumPy; and the Layout value they all work on."""
 from __future__ import annotations
 
 import dataclasses
-import re
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from numpy.lib.stride_tricks import as_strided
 
 from tenxor.strides import (
     Layout,
@@ -21,22 +19,17 @@ from tenxor.strides import (
     next_index,
     offset_to_index,
 )
-from tests.support import cases, layouts, make_tensor, numpy_view, reach, row_major_strides, sizes
-
-
-def mentions(*values: object) -> str:
-    """A regex matching a message that names every one of `values`, in any order.
-
-    Ints must stand alone (5 does not match inside 15); tuples may be printed with () or [].
-    """
-    parts = []
-    for value in values:
-        if isinstance(value, tuple):
-            inner = r",\s*".join(re.escape(str(v)) for v in value)
-            parts.append(rf"(?=.*[\(\[]{inner},?[\)\]])")
-        else:
-            parts.append(rf"(?=.*(?<![\d-]){re.escape(str(value))}(?!\d))")
-    return "(?s)" + "".join(parts)
+from tests.support import (
+    cases,
+    layouts,
+    make_tensor,
+    mentions,
+    numpy_view,
+    reach,
+    row_major_strides,
+    sizes,
+    strided,
+)
 
 
 def numpy_strides(shape: tuple[int, ...], order: str) -> tuple[int, ...]:
@@ -48,18 +41,6 @@ def numpy_strides(shape: tuple[int, ...], order: str) -> tuple[int, ...]:
 def sizes_at_least_1(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape with every size-0 dim counted as size 1."""
     return tuple(max(size, 1) for size in shape)
-
-
-def strided(buffer: np.ndarray, layout: Layout) -> np.ndarray:
-    """The NumPy view `layout` describes over the 1-D `buffer`, with the layout's own strides
-    even when it has no elements."""
-    itemsize = buffer.dtype.itemsize
-    return as_strided(
-        buffer[layout.offset :],
-        shape=layout.shape,
-        strides=tuple(s * itemsize for s in layout.strides),
-        writeable=False,
-    )
 
 
 nonempty_shapes = st.lists(st.integers(1, 5) | st.just(1), max_size=6).map(tuple)
