@@ -148,13 +148,14 @@ def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
 # ---------------------------------------------------------------------------------------------
 
 
-def largest(run: list[Any]) -> Any:
-    """The largest element of a non-empty run; NaN if the run holds one."""
-    top = max(run)
-    return top if top == top and not any(v != v for v in run) else math.nan
+def _nan_or(pick: Callable[[list[Any]], Any]) -> Fold:
+    """A fold giving NaN for a run that holds a NaN, and `pick(run)` otherwise."""
+
+    def fold(run: list[Any]) -> Any:
+        return math.nan if any(v != v for v in run) else pick(run)
+
+    return fold
 
 
-def smallest(run: list[Any]) -> Any:
-    """The smallest element of a non-empty run; NaN if the run holds one."""
-    bottom = min(run)
-    return bottom if bottom == bottom and not any(v != v for v in run) else math.nan
+largest = _nan_or(max)  # the largest element of a non-empty run, NaN if it holds one
+smallest = _nan_or(min)  # the smallest element of a non-empty run, NaN if it holds one
