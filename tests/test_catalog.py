@@ -67,6 +67,22 @@ def test_every_exercise_has_tests_and_every_test_names_a_known_exercise(tmp_path
     assert graded == set(BY_ID), f"exercises without tests: {set(BY_ID) - graded}"
 
 
+def test_exercise_option_selects_exactly_that_exercises_tests(tmp_path):
+    every, chosen = tmp_path / "every.json", tmp_path / "chosen.json"
+    for target, extra in ((every, []), (chosen, ["--exercise", "3.4"])):
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-q", f"--exercise-map={target}"]
+            + extra,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    expected = {node for node, owner in json.loads(every.read_text()).items() if owner == "3.4"}
+    listed = {line for line in done.stdout.splitlines() if "::" in line}
+    assert listed == expected and expected
+
+
 @pytest.mark.parametrize(
     "text, problem",
     [

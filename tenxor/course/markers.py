@@ -39,6 +39,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="write a JSON map from test node id to exercise id after collection",
     )
+    parser.addoption(
+        "--exercise",
+        metavar="ID",
+        action="append",
+        default=[],
+        help="run only the tests of this exercise (repeat for several), e.g. --exercise 2.1",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -53,3 +60,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     target = config.getoption("--exercise-map")
     if target:
         Path(target).write_text(json.dumps(mapping, indent=1, sort_keys=True))
+    wanted = config.getoption("--exercise")
+    if wanted:
+        unknown = [exercise_id for exercise_id in wanted if exercise_id not in BY_ID]
+        if unknown:
+            raise pytest.UsageError(f"no exercise {', '.join(unknown)}; known: {', '.join(BY_ID)}")
+        others = [item for item in items if mapping[item.nodeid] not in wanted]
+        config.hook.pytest_deselected(items=others)
+        items[:] = [item for item in items if mapping[item.nodeid] in wanted]
