@@ -85,7 +85,7 @@ BAD_INPUTS = [
         names("(2, 3)", "6")),
     bad("4.4", "item-of-no-elements", lambda: zeros(0, 2).item(), ValueError,
         names("(0, 2)", "0")),
-    bad("4.4", "bool-of-two-elements", lambda: bool(bools(True, False)), ValueError,
+    bad("provided", "bool-of-two-elements", lambda: bool(bools(True, False)), ValueError,
         names("(2,)", "ambiguous")),
     # 1.2 bfloat16 rounding
     bad("1.2", "bfloat16-pattern-above-32-bits", lambda: round_to_bfloat16(2**32), ValueError,
