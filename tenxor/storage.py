@@ -158,6 +158,16 @@ def _unpack(buffer: array, dtype: DType) -> list[Number]:
     return buffer.tolist()
 
 
+def as_stored(values: Iterable[Number], dtype: DType) -> list[Number]:
+    """`values` as `dtype` stores them (float32 rounded, bfloat16 rounded, ints range-checked)."""
+    return _unpack(_typed_buffer(list(values), dtype), dtype)
+
+
+def to_bytes(values: list[Number], dtype: DType) -> bytes:
+    """The raw bytes of `values` in `dtype`, in the machine's byte order."""
+    return _typed_buffer(values, dtype).tobytes()
+
+
 def _reject_floats(values: list[Number], dtype: DType) -> None:
     """Raise if a float is about to be stored in an integer dtype."""
     for value in values:
@@ -179,7 +189,7 @@ class Storage:
 
     def __init__(self, values: Iterable[Number], dtype: DType | str = float64) -> None:
         self.dtype = as_dtype(dtype)
-        self.data: list[Number] = _unpack(_typed_buffer(list(values), self.dtype), self.dtype)
+        self.data: list[Number] = as_stored(values, self.dtype)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -188,7 +198,7 @@ class Storage:
         return self.data[offset]
 
     def __setitem__(self, offset: int, value: Number) -> None:
-        self.data[offset] = _unpack(_typed_buffer([value], self.dtype), self.dtype)[0]
+        self.data[offset] = as_stored([value], self.dtype)[0]
 
     def values(self) -> list[Number]:
         """Every element as a Python number, in offset order."""
@@ -201,7 +211,7 @@ class Storage:
 
     def tobytes(self) -> bytes:
         """The raw bytes of the elements, in the machine's byte order."""
-        return self.buffer.tobytes()
+        return to_bytes(self.data, self.dtype)
 
     def __repr__(self) -> str:
         shown = ", ".join(str(v) for v in self.data[:8])

@@ -28,6 +28,7 @@ from .storage import (
     int64,
     numel,
     promote,
+    to_bytes,
 )
 from .strides import Layout, Shape, contiguous_strides, is_contiguous, normalize_dims, offset_range
 from .views import (
@@ -132,7 +133,7 @@ class Tenxor:
 
     def tobytes(self) -> bytes:
         """The raw bytes of the elements in row-major order, as a contiguous copy stores them."""
-        return Storage(self.values(), self.dtype).tobytes()
+        return to_bytes(self.values(), self.dtype)
 
     def __bool__(self) -> bool:
         if math.prod(self.shape) != 1:
