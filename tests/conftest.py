@@ -2,14 +2,17 @@
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 pytest_plugins = ["tenxor.course.markers"]
 
+# The explain phase (which parts of a failing example matter) costs seconds per failing
+# test, and failing tests are the common case while exercises are unfinished.
 settings.register_profile(
     "default",
     max_examples=100,
     deadline=None,
+    phases=[phase for phase in Phase if phase is not Phase.explain],
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("quick", parent=settings.get_profile("default"), max_examples=10)
@@ -19,5 +22,7 @@ settings.register_profile("thorough", parent=settings.get_profile("default"), ma
 settings.register_profile(
     "ci", parent=settings.get_profile("default"), derandomize=True, database=None
 )
+# check() runs while a learner works: fewer examples, the same ones every time.
+settings.register_profile("check", parent=settings.get_profile("ci"), max_examples=30)
 default_profile = "ci" if os.environ.get("CI") == "true" else "default"
 settings.load_profile(os.environ.get("TENXOR_HYPOTHESIS_PROFILE", default_profile))

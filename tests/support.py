@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
@@ -247,3 +248,8 @@ def masked_softmax_reference(x: np.ndarray, mask: np.ndarray, axis: int) -> np.n
         weights = np.where(keep, np.exp(logits - peak), 0.0)
     total = weights.sum(axis=axis, keepdims=True)
     return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
+
+
+def at_most_examples(limit: int) -> settings:
+    """Settings for a costly property test: the profile's example count, capped at `limit`."""
+    return settings(max_examples=min(limit, settings().max_examples))

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import tenxor
@@ -29,6 +29,7 @@ from tenxor.strides import Layout
 from tests.support import (
     Case,
     assert_same,
+    at_most_examples,
     broadcastable_shapes,
     cases,
     compact,
@@ -434,7 +435,7 @@ UNARY = {
 
 @pytest.mark.exercise("4.5")
 @pytest.mark.parametrize("name", list(UNARY))
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(data=st.data())
 def test_unary_methods_match_numpy(name, data):
     """exp, log, relu, leaky_relu and unary minus: NumPy's values and dtype (int -> float64
@@ -511,7 +512,7 @@ CONVERSIONS = [
 
 @pytest.mark.exercise("4.5")
 @pytest.mark.parametrize("kind, target", CONVERSIONS, ids=[f"{k}-{t}" for k, t in CONVERSIONS])
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(data=st.data())
 def test_to_dtype_matches_numpy_astype(kind, target, data):
     """`to(dtype)` (a DType or its name) is a copy like NumPy's astype: floats truncate
@@ -586,7 +587,7 @@ ALL_OPS = {**BINARY_OPS, **COMPARISONS}
 
 @pytest.mark.exercise("4.6")
 @pytest.mark.parametrize("name", list(ALL_OPS))
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(pair=operand_pairs())
 def test_float_operators_broadcast_like_numpy(name, pair):
     """+ - * / ** and comparisons between two broadcast float64 layouts."""
@@ -596,7 +597,7 @@ def test_float_operators_broadcast_like_numpy(name, pair):
 
 @pytest.mark.exercise("4.6")
 @pytest.mark.parametrize("name", ["+", "-", "*", "/"] + list(COMPARISONS))
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(pair=operand_pairs(kind_a="int", kind_b="int"))
 def test_int_operators_broadcast_like_numpy(name, pair):
     """int64 with int64: + - * stay int64, / gives float64 (inf/nan for a zero divisor),
@@ -616,7 +617,7 @@ def test_int_power_with_small_exponents_stays_int(pair):
 
 @pytest.mark.exercise("4.6")
 @pytest.mark.parametrize("name", list(ALL_OPS))
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(case=cases(), scalar=st.sampled_from([2, -3, 0, 0.5, -1.5, 0.0, -0.0]))
 def test_python_scalars_on_either_side_of_a_float_tensor(name, case, scalar):
     """t op scalar and scalar op t: NumPy's values, float64 results (bool for comparisons)."""
@@ -627,7 +628,7 @@ def test_python_scalars_on_either_side_of_a_float_tensor(name, case, scalar):
 
 @pytest.mark.exercise("4.6")
 @pytest.mark.parametrize("name", list(ALL_OPS))
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(case=cases(kind="int"), scalar=st.sampled_from([2, -3, 0, 0.5, -1.5]))
 def test_python_scalars_on_either_side_of_an_int_tensor(name, case, scalar):
     """An int scalar keeps int64, a float scalar gives float64, / always gives float64;
@@ -774,7 +775,7 @@ def test_where_rejects_shapes_that_do_not_broadcast():
 
 
 @pytest.mark.exercise("4.6")
-@settings(max_examples=50)
+@at_most_examples(50)
 @given(operand_pairs(kind_a="int", kind_b="float"))
 def test_mixed_int_and_float_tensors_give_float64(pair):
     """int64 with float64 in either order: float64 and NumPy's values."""

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tenxor
@@ -19,6 +19,7 @@ from tenxor.reductions import first_largest_position, matmul, reduce_values
 from tests.support import (
     Case,
     assert_same,
+    at_most_examples,
     cases,
     compact,
     contiguous_case,
@@ -446,7 +447,7 @@ def assert_matmul_close(result: tenxor.Tenxor, a: np.ndarray, b: np.ndarray) -> 
 
 @pytest.mark.exercise("5.4")
 @pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=compact)
-@settings(max_examples=25)
+@at_most_examples(25)
 @given(data=st.data())
 def test_matmul_matches_numpy_on_any_layouts(shape_a, shape_b, data):
     """Every NumPy case (1-D and N-D operands, broadcast batch dims, size-0 dims) with

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import tenxor
@@ -16,6 +16,7 @@ from tenxor.reductions import reduce_values
 from tests.support import (
     Case,
     assert_same,
+    at_most_examples,
     broadcastable_shapes,
     cases,
     masked_softmax_reference,
@@ -26,7 +27,7 @@ from tests.support import (
 
 
 @pytest.mark.exercise("4.6")
-@settings(max_examples=60)
+@at_most_examples(60)
 @given(data=st.data())
 def test_where_broadcasts_three_independent_5d_layouts(data):
     """where(c > 0.5, a, b) with three 5-d-broadcast operands on random layouts, b int64."""
@@ -43,7 +44,7 @@ def test_where_broadcasts_three_independent_5d_layouts(data):
 
 
 @pytest.mark.exercise("5.4")
-@settings(max_examples=40)
+@at_most_examples(40)
 @given(data=st.data())
 def test_matmul_with_three_broadcast_batch_dims_on_random_layouts(data):
     """(B1, B2, B3, n, k) @ (B1', B2', B3', k, m) with batch dims that broadcast and every
@@ -81,7 +82,7 @@ def test_matmul_of_transposed_and_reversed_5d_operands():
 
 
 @pytest.mark.exercise("5.5")
-@settings(max_examples=60)
+@at_most_examples(60)
 @given(data=st.data())
 def test_softmax_of_5d_layouts_with_minus_inf_entries(data):
     """-inf logits get weight 0 and runs that are all -inf are nan, as in NumPy; every dim."""
@@ -100,7 +101,7 @@ def test_softmax_of_5d_layouts_with_minus_inf_entries(data):
 
 
 @pytest.mark.exercise("5.1")
-@settings(max_examples=30)
+@at_most_examples(30)
 @given(cases(min_dims=4, max_dims=4, kind="int"))
 def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
     """Every non-empty set of dims (given in reverse, as negative dims), keepdim or not: the
@@ -129,7 +130,7 @@ def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
 
 
 @pytest.mark.exercise("5.6")
-@settings(max_examples=60)
+@at_most_examples(60)
 @given(data=st.data())
 def test_masked_softmax_of_4d_layouts_with_broadcast_masks(data):
     """4-d logits near +-1000 and a mask on its own layout broadcast over some dims: NumPy's

@@ -12,7 +12,7 @@ import pytest
 from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
 from tenxor.course.regions import RegionError, find_regions, regions_in
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided
 
 

@@ -1,0 +1,131 @@
+"""The student release: the course tree with every solution region replaced by a stub.
+
+A stub is one line at the region's indentation,
+`raise NotImplementedError("Exercise 2.1: <title> (notebooks/02_strides.ipynb)")`.
+Hidden tests, the tooling's own tests and CI files stay behind; notebooks travel with their
+outputs. The same source tree always gives the same release, byte for byte.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from fnmatch import fnmatch
+from pathlib import Path
+
+from .catalog import BY_ID, Exercise
+from .regions import RegionError, find_regions
+
+# Never part of any copy of the course: environments, caches and build output.
+LOCAL_ONLY = (
+    ".git",
+    ".venv",
+    "__pycache__",
+    "*.egg-info",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    ".ipynb_checkpoints",
+    "build",
+    "dist",
+)
+# Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
+INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")
+
+
+def stub_message(exercise: Exercise) -> str:
+    """What an unfinished exercise raises: its id, title and notebook."""
+    return f"Exercise {exercise.id}: {exercise.title} ({exercise.notebook})"
+
+
+def stub_line(exercise: Exercise, indent: str) -> str:
+    """The line that replaces an exercise's solution region."""
+    quoted = stub_message(exercise).replace("\\", "\\\\").replace('"', '\\"')
+    return f'{indent}raise NotImplementedError("{quoted}")\n'
+
+
+def stubbed_source(path: Path, exercise_ids: set[str] | None = None) -> str:
+    """The text of `path` with the solution regions of `exercise_ids` (default: all) stubbed.
+
+    Raises RegionError naming file and line for unbalanced, nested or unknown markers.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for region in reversed(find_regions(path, set(BY_ID))):
+        if exercise_ids is None or region.exercise_id in exercise_ids:
+            stub = stub_line(BY_ID[region.exercise_id], region.indent)
+            lines[region.begin - 1 : region.end] = [stub]
+    return "".join(lines)
+
+
+def is_excluded(relative: Path, excluded: tuple[str, ...]) -> bool:
+    """Whether a path (relative to the course root) is, or lies inside, an excluded entry."""
+    text = relative.as_posix()
+    for pattern in excluded:
+        if "/" in pattern:
+            if text == pattern or text.startswith(pattern + "/"):
+                return True
+        elif any(fnmatch(part, pattern) for part in relative.parts):
+            return True
+    return False
+
+
+def course_files(root: Path, excluded: tuple[str, ...]) -> Iterator[Path]:
+    """The files of the course tree at `root`, relative to it, in sorted order."""
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if path.is_file() and not is_excluded(relative, excluded):
+            yield relative
+
+
+def check_regions(root: Path) -> None:
+    """Raise RegionError (file and line) if any solution marker in the package is wrong."""
+    for path in sorted((root / "tenxor").rglob("*.py")):
+        find_regions(path, set(BY_ID))
+
+
+def write_tree(
+    root: Path,
+    destination: Path,
+    excluded: tuple[str, ...],
+    stubbed: set[str] | None = None,
+) -> list[Path]:
+    """Copy the course at `root` to `destination` (which must not exist yet), leaving out
+    `excluded` and stubbing the regions of `stubbed` (None: every exercise); the files written.
+    """
+    root, destination = root.resolve(), destination.resolve()
+    check_regions(root)
+    inside = destination.relative_to(root).as_posix() if destination.is_relative_to(root) else None
+    excluded = excluded + ((inside,) if inside else ())
+    written = []
+    for relative in course_files(root, excluded):
+        target = destination / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        source = root / relative
+        if relative.parts[0] == "tenxor" and relative.suffix == ".py":
+            target.write_text(stubbed_source(source, stubbed), encoding="utf-8")
+        else:
+            shutil.copyfile(source, target)
+        written.append(relative)
+    return written
+
+
+def write_release(root: Path, destination: Path, replace: bool = False) -> list[Path]:
+    """Write the student release of the course at `root` into `destination`.
+
+    Refuses to write into an existing folder unless `replace` is true, in which case the
+    folder is emptied first. Returns the files written, relative to `destination`.
+    """
+    destination = Path(destination)
+    if destination.exists():
+        if not replace:
+            raise FileExistsError(
+                f"{destination} already exists; choose a new folder or pass --replace"
+            )
+        if (destination / "tenxor" / "course" / "release.py").resolve() == Path(__file__).resolve():
+            raise ValueError(f"{destination} is the course itself, not a release folder")
+        shutil.rmtree(destination)
+    try:
+        return write_tree(Path(root), destination, LOCAL_ONLY + INSTRUCTOR_ONLY)
+    except RegionError:
+        shutil.rmtree(destination, ignore_errors=True)
+        raise

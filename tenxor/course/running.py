@@ -1,0 +1,248 @@
+"""Run a course tree's tests in a separate, limited process and collect every result.
+
+The child is pytest with the `tenxor.course.runner` plugin. The parent watches its event file:
+a test that runs past its time limit and cannot be interrupted, a run that prints too much or
+outlives its wall-clock limit is killed, and a test that ends the process (`os._exit`, a
+crash, the memory limit) is recorded as failed. The run then resumes with the tests not yet
+run, so one bad test never costs the others their result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+# Runs pytest on the tree given as first argument: an editable install of tenxor elsewhere
+# must not shadow the tree's own package.
+BOOTSTRAP = """\
+import sys
+editable = [f for f in sys.meta_path if "__editable__" in str(getattr(f, "__module__", ""))]
+sys.meta_path[:] = [f for f in sys.meta_path if f not in editable]
+sys.path.insert(0, sys.argv.pop(1))
+import pytest
+raise SystemExit(pytest.main(sys.argv[1:]))
+"""
+PLUGIN_OPTIONS = (
+    *("-p", "tenxor.course.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
+    *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),
+)
+POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one run may use: seconds per test, wall-clock seconds in all, memory, output."""
+
+    test_seconds: float = 20.0
+    run_seconds: float = 900.0
+    memory_mb: int = 4096
+    output_mb: float = 8.0
+
+    @property
+    def kill_after(self) -> float:
+        """When a test that ignores its time limit is killed from outside."""
+        return self.test_seconds + max(2.0, self.test_seconds / 2)
+
+
+@dataclass
+class TestResult:
+    """The outcome of one test: passed, failed, skipped or not run, and why."""
+
+    test: str
+    exercise: str
+    outcome: str
+    message: str = ""
+    example: str | None = None
+    where: str | None = None
+    unfinished: str | None = None
+    timed_out: bool = False
+    reached: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class Run:
+    """Everything one run found out."""
+
+    collected: dict[str, str] = field(default_factory=dict)  # test -> exercise
+    results: dict[str, TestResult] = field(default_factory=dict)
+    collect_errors: dict[str, str] = field(default_factory=dict)  # test file -> message
+    output: str = ""
+    seconds: float = 0.0
+    problem: str | None = None  # why the run ended early, if it did
+
+
+def child_environment(profile: str) -> dict[str, str]:
+    """The environment of a test process: no bytecode files, one BLAS thread, fixed hypothesis
+    profile, and nothing that would put another tenxor on the path."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment.update(
+        PYTHONDONTWRITEBYTECODE="1",
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        TENXOR_HYPOTHESIS_PROFILE=profile,
+    )
+    return environment
+
+
+def memory_limiter(megabytes: int):
+    """A function that caps the address space of the process it runs in."""
+
+    def apply() -> None:
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return apply
+
+
+def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """The complete JSON lines written to `path` after `offset`, and the new offset."""
+    if not path.exists():
+        return [], offset
+    with path.open("rb") as stream:
+        stream.seek(offset)
+        chunk = stream.read()
+    complete = chunk[: chunk.rfind(b"\n") + 1]
+    events = [json.loads(line) for line in complete.decode("utf-8").splitlines() if line]
+    return events, offset + len(complete)
+
+
+def tail(path: Path, limit: int = 4000) -> str:
+    """The last `limit` characters a process printed."""
+    if not path.exists():
+        return ""
+    with path.open("rb") as stream:
+        stream.seek(max(0, path.stat().st_size - limit))
+        return stream.read().decode("utf-8", errors="replace")
+
+
+def exit_in_words(code: int) -> str:
+    """A process exit code as words: "exit code 0", "signal SIGKILL"."""
+    if code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+class Round:
+    """One pytest process over some of the tests, watched until it ends or is killed."""
+
+    def __init__(self, root: Path, folder: Path, number: int) -> None:
+        self.root, self.folder = root, folder
+        self.events_path = folder / f"events-{number}.jsonl"
+        self.output_path = folder / f"output-{number}.txt"
+        self.only_path = folder / f"only-{number}.txt"
+        self.killed: str | None = None
+        self.timed_out = self.finished = False
+        self.current: tuple[str, float] | None = None
+        self.offset = 0
+
+    def command(self, pytest_args: list[str], only: list[str] | None, limits: Limits) -> list:
+        options = [*PLUGIN_OPTIONS, f"--results={self.events_path}"]
+        options += [f"--test-timeout={limits.test_seconds}", "--continue-on-collection-errors"]
+        if only is not None:
+            self.only_path.write_text("\n".join(only) + "\n", encoding="utf-8")
+            options.append(f"--only={self.only_path}")
+        return [sys.executable, "-c", BOOTSTRAP, str(self.root), *options, *pytest_args]
+
+    def watch(self, process: subprocess.Popen, run: Run, limits: Limits, deadline: float):
+        """Take in events until the process ends; kill it when it breaks a limit."""
+        while True:
+            ended = process.poll() is not None
+            self.take(run)
+            if ended:
+                return
+            now = time.monotonic()
+            if self.current and now - self.current[1] > limits.kill_after:
+                self.timed_out = True
+                self.kill(process, f"killed after {limits.kill_after:g} s: it would not stop")
+            elif self.output_path.stat().st_size > limits.output_mb * 1024 * 1024:
+                self.kill(process, f"killed: printed more than {limits.output_mb:g} MB")
+            elif now > deadline:
+                self.kill(process, f"killed: the run reached its {limits.run_seconds:g} s limit")
+            time.sleep(POLL_SECONDS)
+
+    def take(self, run: Run) -> None:
+        events, self.offset = read_events(self.events_path, self.offset)
+        for event in events:
+            kind = event.pop("event")
+            if kind == "collected":
+                run.collected.update(event["tests"])
+            elif kind == "collect-error":
+                run.collect_errors[event["path"]] = event["message"]
+            elif kind == "start":
+                self.current = (event["test"], time.monotonic())
+            elif kind == "finished":
+                self.finished = True
+            elif kind == "end":
+                self.current = None
+                test = event.pop("test")
+                event["reached"] = tuple(event.get("reached", ()))
+                run.results[test] = TestResult(test, run.collected.get(test, "?"), **event)
+
+    def kill(self, process: subprocess.Popen, reason: str) -> None:
+        self.killed = reason
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def run_tests(
+    root: Path,
+    pytest_args: list[str],
+    limits: Limits = Limits(),
+    profile: str = "ci",
+    only: list[str] | None = None,
+) -> Run:
+    """Run pytest on the course tree at `root` and return every test's result, resuming after
+    a test that kills or hangs the process; tests that never ran are recorded as "not run"."""
+    run, started = Run(), time.monotonic()
+    deadline = started + limits.run_seconds
+    with tempfile.TemporaryDirectory(prefix="tenxor-run-") as scratch:
+        number, remaining = 0, only
+        while True:
+            number += 1
+            round_ = Round(Path(root), Path(scratch), number)
+            with round_.output_path.open("wb") as output:
+                process = subprocess.Popen(
+                    round_.command(pytest_args, remaining, limits),
+                    cwd=root,
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    env=child_environment(profile),
+                    start_new_session=True,
+                    preexec_fn=memory_limiter(limits.memory_mb),
+                )
+                round_.watch(process, run, limits, deadline)
+            run.output = tail(round_.output_path)
+            if round_.finished or round_.current is None:
+                break
+            test, _ = round_.current
+            ended = f"the test process ended ({exit_in_words(process.returncode)})"
+            reason = round_.killed or ended
+            run.results[test] = TestResult(
+                test, run.collected.get(test, "?"), "failed", reason, timed_out=round_.timed_out
+            )
+            remaining = [name for name in run.collected if name not in run.results]
+            if not remaining or time.monotonic() > deadline:
+                break
+        if not round_.finished:
+            run.problem = round_.killed or f"it ended early ({exit_in_words(process.returncode)})"
+        for test, exercise in run.collected.items():
+            reason = f"not run: {run.problem or 'the run ended before it'}"
+            run.results.setdefault(test, TestResult(test, exercise, "not run", reason))
+    run.seconds = time.monotonic() - started
+    return run
