@@ -5,7 +5,9 @@
     python3 course.py test    set up, then run every check and test (what CI runs)
 
 Both create a virtual environment in .venv on first use and reinstall only when
-pyproject.toml changes. Arguments after `test` go to pytest (e.g. `-k strides`).
+pyproject.toml changes. `test` runs ruff, then `tenxor verify` (whose first gate runs every
+test of the course, public and hidden), then the tests of the course tooling. Arguments
+after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def lab() -> int:
 
 
 def test(pytest_args: list[str]) -> int:
-    """Lint, then run the whole test suite."""
+    """Lint, then verify the course and test its tooling (or run pytest with the arguments)."""
     set_up(EXTRAS["test"])
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
@@ -69,7 +71,11 @@ def test(pytest_args: list[str]) -> int:
     if lint != 0:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
-    return run(venv_python(), "-m", "pytest", *pytest_args)
+    if pytest_args:
+        return run(venv_python(), "-m", "pytest", *pytest_args)
+    verified = run(venv_python(), "-m", "tenxor.course.cli", "verify", "--course", ROOT)
+    tooling = run(venv_python(), "-m", "pytest", "tests/tooling")
+    return verified or tooling
 
 
 def main(argv: list[str]) -> int:

@@ -9,7 +9,7 @@ outputs. The same source tree always gives the same release, byte for byte.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -31,6 +31,8 @@ LOCAL_ONLY = (
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")
+# Left out of the trees that grading and verify build to run tests in.
+NOT_NEEDED_FOR_TESTS = (*LOCAL_ONLY, "tests/tooling", ".ci", "notebooks", "diagrams")
 
 
 def stub_message(exercise: Exercise) -> str:
@@ -44,16 +46,28 @@ def stub_line(exercise: Exercise, indent: str) -> str:
     return f'{indent}raise NotImplementedError("{quoted}")\n'
 
 
-def stubbed_source(path: Path, exercise_ids: set[str] | None = None) -> str:
-    """The text of `path` with the solution regions of `exercise_ids` (default: all) stubbed.
+def probe_line(exercise: Exercise, indent: str) -> str:
+    """The line a probe tree puts at the top of a region: it notes that a test reached it."""
+    return f'{indent}__import__("tenxor.course.runner").course.runner.reach("{exercise.id}")\n'
+
+
+def stubbed_source(path: Path) -> str:
+    """The text of `path` with every solution region replaced by its stub.
 
     Raises RegionError naming file and line for unbalanced, nested or unknown markers.
     """
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for region in reversed(find_regions(path, set(BY_ID))):
-        if exercise_ids is None or region.exercise_id in exercise_ids:
-            stub = stub_line(BY_ID[region.exercise_id], region.indent)
-            lines[region.begin - 1 : region.end] = [stub]
+        stub = stub_line(BY_ID[region.exercise_id], region.indent)
+        lines[region.begin - 1 : region.end] = [stub]
+    return "".join(lines)
+
+
+def probed_source(path: Path) -> str:
+    """The text of `path` with a probe line at the top of every solution region."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for region in reversed(find_regions(path, set(BY_ID))):
+        lines.insert(region.begin, probe_line(BY_ID[region.exercise_id], region.indent))
     return "".join(lines)
 
 
@@ -87,10 +101,11 @@ def write_tree(
     root: Path,
     destination: Path,
     excluded: tuple[str, ...],
-    stubbed: set[str] | None = None,
+    rewrite: Callable[[Path], str] = stubbed_source,
 ) -> list[Path]:
     """Copy the course at `root` to `destination` (which must not exist yet), leaving out
-    `excluded` and stubbing the regions of `stubbed` (None: every exercise); the files written.
+    `excluded` and passing the package's modules through `rewrite` (default: stub every
+    exercise); the files written, relative to `destination`.
     """
     root, destination = root.resolve(), destination.resolve()
     check_regions(root)
@@ -102,7 +117,7 @@ def write_tree(
         target.parent.mkdir(parents=True, exist_ok=True)
         source = root / relative
         if relative.parts[0] == "tenxor" and relative.suffix == ".py":
-            target.write_text(stubbed_source(source, stubbed), encoding="utf-8")
+            target.write_text(rewrite(source), encoding="utf-8")
         else:
             shutil.copyfile(source, target)
         written.append(relative)

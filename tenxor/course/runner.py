@@ -17,6 +17,7 @@ import re
 import signal
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import IO, Any
 
@@ -70,29 +71,47 @@ def first_lines(text: str) -> str:
     return short if len(short) <= MESSAGE_CHARS else short[:MESSAGE_CHARS] + " ..."
 
 
-def failure_in_words(excinfo: pytest.ExceptionInfo, root: Path) -> dict[str, Any]:
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside an exception group (hypothesis reports several failures as one
+    group), or the exception itself."""
+    inner = getattr(error, "exceptions", None)
+    if isinstance(inner, (tuple, list)) and inner:
+        return [leaf for member in inner for leaf in leaves(member)]
+    return [error]
+
+
+def unfinished_exercise(error: BaseException) -> str | None:
+    """The exercise whose stub raised `error`, if it is such a NotImplementedError."""
+    match = UNFINISHED.match(str(error)) if isinstance(error, NotImplementedError) else None
+    return match["id"] if match else None
+
+
+def where_in_package(error: BaseException, root: Path) -> str | None:
+    """The last line of the package (not its tooling) that the error passed through."""
+    where = None
+    for frame in traceback.extract_tb(error.__traceback__):
+        path = Path(frame.filename)
+        if path.is_relative_to(root / "tenxor") and "course" not in path.parts:
+            where = f"{path.relative_to(root).as_posix()}:{frame.lineno} in {frame.name}"
+    return where
+
+
+def failure_in_words(error: BaseException, root: Path) -> dict[str, Any]:
     """The exception of a failed test as plain facts: what was raised, with which message, at
     which line of the package, and which unfinished exercise raised it, if any."""
-    error = excinfo.value
-    message = first_lines(f"{type(error).__name__}: {error}")
-    notes = [note for note in getattr(error, "__notes__", []) if isinstance(note, str)]
+    found = leaves(error)
+    unfinished = [unfinished_exercise(leaf) for leaf in found]
+    # Explain the first failure that is not an unfinished exercise, if there is one.
+    leaf = next((leaf for leaf, u in zip(found, unfinished) if u is None), found[0])
+    notes = [note for note in getattr(leaf, "__notes__", []) if isinstance(note, str)]
+    notes += [note for note in getattr(error, "__notes__", []) if isinstance(note, str)]
     example = next((note for note in notes if note.startswith("Falsifying")), None)
-    where = None
-    for entry in excinfo.traceback:
-        path = Path(str(entry.path))
-        if path.is_relative_to(root / "tenxor") and "course" not in path.parts:
-            name = entry.frame.code.name
-            where = f"{path.relative_to(root).as_posix()}:{entry.lineno + 1} in {name}"
-    unfinished = None
-    if isinstance(error, NotImplementedError):
-        match = UNFINISHED.match(str(error))
-        unfinished = match["id"] if match else None
     return {
-        "message": message,
+        "message": first_lines(f"{type(leaf).__name__}: {leaf}"),
         "example": first_lines(example) if example else None,
-        "where": where,
-        "unfinished": unfinished,
-        "timed_out": isinstance(error, TimeLimitExceeded),
+        "where": where_in_package(leaf, root),
+        "unfinished": unfinished[0] if all(unfinished) else None,
+        "timed_out": any(isinstance(leaf, TimeLimitExceeded) for leaf in found),
     }
 
 
@@ -150,7 +169,7 @@ class Recorder:
         if item.nodeid in self.failures:
             return
         if report.failed and call.excinfo is not None:
-            self.failures[item.nodeid] = failure_in_words(call.excinfo, self.root)
+            self.failures[item.nodeid] = failure_in_words(call.excinfo.value, self.root)
         elif report.failed:
             self.failures[item.nodeid] = {"message": first_lines(str(report.longrepr))}
         elif report.skipped:

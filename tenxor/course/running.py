@@ -10,6 +10,7 @@ run, so one bad test never costs the others their result.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import resource
@@ -20,23 +21,23 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-# Runs pytest on the tree given as first argument: an editable install of tenxor elsewhere
-# must not shadow the tree's own package.
-BOOTSTRAP = """\
+# The first lines of every child: put the tree given as first argument on the path, so that
+# an editable install of tenxor elsewhere cannot shadow the tree's own package.
+ISOLATE = """\
 import sys
 editable = [f for f in sys.meta_path if "__editable__" in str(getattr(f, "__module__", ""))]
 sys.meta_path[:] = [f for f in sys.meta_path if f not in editable]
 sys.path.insert(0, sys.argv.pop(1))
-import pytest
-raise SystemExit(pytest.main(sys.argv[1:]))
 """
+BOOTSTRAP = ISOLATE + "import pytest\nraise SystemExit(pytest.main(sys.argv[1:]))\n"
 PLUGIN_OPTIONS = (
     *("-p", "tenxor.course.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
     *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),
 )
 POLL_SECONDS = 0.05
+PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -98,14 +99,31 @@ def child_environment(profile: str) -> dict[str, str]:
     return environment
 
 
-def memory_limiter(megabytes: int):
-    """A function that caps the address space of the process it runs in."""
+def limiter(megabytes: int):
+    """A function, run in a new child process, that caps its address space and makes sure it
+    dies with the process that started it."""
 
     def apply() -> None:
         limit = megabytes * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        if sys.platform == "linux":
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
     return apply
+
+
+def start(command: list[str], root: Path, output: IO[bytes], limits: Limits, profile: str):
+    """Start a limited child process in its own session, its output going to `output`."""
+    return subprocess.Popen(
+        command,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        env=child_environment(profile),
+        start_new_session=True,
+        preexec_fn=limiter(limits.memory_mb),
+    )
 
 
 def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
@@ -216,16 +234,8 @@ def run_tests(
             number += 1
             round_ = Round(Path(root), Path(scratch), number)
             with round_.output_path.open("wb") as output:
-                process = subprocess.Popen(
-                    round_.command(pytest_args, remaining, limits),
-                    cwd=root,
-                    stdin=subprocess.DEVNULL,
-                    stdout=output,
-                    stderr=subprocess.STDOUT,
-                    env=child_environment(profile),
-                    start_new_session=True,
-                    preexec_fn=memory_limiter(limits.memory_mb),
-                )
+                command = round_.command(pytest_args, remaining, limits)
+                process = start(command, root, output, limits, profile)
                 round_.watch(process, run, limits, deadline)
             run.output = tail(round_.output_path)
             if round_.finished or round_.current is None:

@@ -1,0 +1,272 @@
+"""The gates that prove every exercise is graded (DESIGN.md section 6).
+
+1. reference: the instructor's tree passes every test, public and hidden.
+2. release: in the student release every exercise test fails with a NotImplementedError
+   naming an exercise.
+3. stubs: stubbing one exercise fails its own tests, and never a test of an exercise that does
+   not depend on it. Two runs of a probe tree (the reference with a probe call at the top of
+   every solution region) prove it for all exercises at once: with each test's own exercise
+   stubbed, every test must fail; with nothing stubbed, a test may only reach the regions of
+   its own exercise and the exercises it depends on. A test that never reaches a region runs
+   exactly as before when that region is stubbed, so it stays green.
+4. catalog: catalog, solution regions and test markers match one to one; points add to 100.
+5. notebooks: the release imports, and each of its notebooks runs up to its first unfinished
+   exercise with nothing but NotImplementedErrors that name exercises.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .catalog import BY_ID, CATALOG, prerequisites
+from .grading import import_problem
+from .regions import RegionError, regions_in
+from .release import NOT_NEEDED_FOR_TESTS, probed_source, write_release, write_tree
+from .running import ISOLATE, Limits, Run, run_tests
+
+VERIFY_LIMITS = Limits(test_seconds=60.0, run_seconds=1800.0, memory_mb=4096, output_mb=64.0)
+GATES = ("reference", "release", "stubs", "catalog", "notebooks")
+UNFINISHED = re.compile(r"NotImplementedError: Exercise (\d+\.\d+):")
+SHOWN = 12
+
+
+@dataclass
+class Gate:
+    """The verdict of one gate: its name, what it checked, and every problem it found."""
+
+    name: str
+    checked: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.problems
+
+
+def exercise_tests_of(run: Run) -> dict[str, str]:
+    """The collected tests of a run that grade an exercise (tooling tests left out)."""
+    return {test: owner for test, owner in run.collected.items() if owner in BY_ID}
+
+
+def suite_options(root: Path) -> list[str]:
+    """Every test of the course but the tooling's own (which run verify themselves)."""
+    return [f"--ignore={root / 'tests' / 'tooling'}", "-q"]
+
+
+def run_problems(run: Run) -> list[str]:
+    """Problems of a run as a whole: test files that did not load, a run that ended early."""
+    found = [
+        f"{path} could not be loaded: {message}" for path, message in run.collect_errors.items()
+    ]
+    if run.problem:
+        found.append(f"the test run ended early: {run.problem}")
+    if not run.collected:
+        found.append("no tests were collected")
+    return found
+
+
+def gate_reference(root: Path) -> tuple[Gate, Run]:
+    """Gate 1: the reference tree passes every public and hidden test."""
+    run = run_tests(root, suite_options(root), VERIFY_LIMITS)
+    gate = Gate("reference", f"{len(run.collected)} tests on the reference tree")
+    gate.problems += run_problems(run)
+    for result in run.results.values():
+        if not result.passed:
+            gate.problems.append(
+                f"{result.test} ({result.exercise}) {result.outcome}: {result.message}"
+            )
+    return gate, run
+
+
+def gate_release(root: Path, scratch: Path) -> Gate:
+    """Gate 2: every exercise test fails in the release with a NotImplementedError naming an
+    exercise (hidden tests are copied in for this gate only)."""
+    release = scratch / "release"
+    write_release(root, release)
+    shutil.copytree(
+        root / "tests" / "hidden",
+        release / "tests" / "hidden",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    run = run_tests(release, [*suite_options(release), "-m", "not provided"], VERIFY_LIMITS)
+    tests = exercise_tests_of(run)
+    gate = Gate("release", f"{len(tests)} exercise tests on the student release")
+    gate.problems += run_problems(run)
+    for test, owner in tests.items():
+        result = run.results[test]
+        if result.passed:
+            gate.problems.append(f"exercise {owner}: {test} passes in the release")
+        elif not result.unfinished:
+            gate.problems.append(
+                f"exercise {owner}: {test} fails in the release without a NotImplementedError "
+                f"naming an exercise: {result.message.splitlines()[0] if result.message else ''}"
+            )
+    return gate
+
+
+def gate_stubs(root: Path, scratch: Path) -> Gate:
+    """Gate 3: each exercise's tests fail with it stubbed; tests only reach the regions of
+    their own exercise and of the exercises it depends on."""
+    probe = scratch / "probe"
+    write_tree(root, probe, NOT_NEEDED_FOR_TESTS, rewrite=probed_source)
+    options = [*suite_options(probe), "-m", "not provided"]
+    reached = run_tests(probe, options, VERIFY_LIMITS)
+    stubbed = run_tests(probe, [*options, "--stub-own"], VERIFY_LIMITS)
+    tests = exercise_tests_of(reached)
+    gate = Gate("stubs", f"{len(tests)} exercise tests, each with its own exercise stubbed")
+    gate.problems += run_problems(reached) + run_problems(stubbed)
+    for test, owner in tests.items():
+        result = stubbed.results.get(test)
+        if result is not None and result.passed:
+            gate.problems.append(f"exercise {owner}: {test} still passes with {owner} stubbed")
+        allowed = {owner} | prerequisites(owner)
+        for other in sorted(set(reached.results[test].reached) - allowed):
+            gate.problems.append(
+                f"exercise {other}: stubbing it would fail {test}, a test of {owner}, "
+                f"which does not depend on {other}"
+            )
+        if not reached.results[test].passed:
+            gate.problems.append(f"{test} fails on the probe tree: {reached.results[test].message}")
+    return gate
+
+
+def catalog_problems() -> list[str]:
+    """Problems of the catalog itself: ids, points, dependencies."""
+    found, order = [], [item.id for item in CATALOG]
+    if len(set(order)) != len(order):
+        found.append(f"exercise ids repeat: {order}")
+    total = sum(item.points for item in CATALOG)
+    if total != 100:
+        found.append(f"points add up to {total}, not 100")
+    for item in CATALOG:
+        if item.points <= 0:
+            found.append(f"exercise {item.id} is worth {item.points} points")
+        for dependency in item.depends_on:
+            if dependency not in BY_ID or order.index(dependency) >= order.index(item.id):
+                found.append(f"exercise {item.id} depends on {dependency}, not an earlier one")
+    return found
+
+
+def region_problems(root: Path) -> list[str]:
+    """Problems of the solution regions: each exercise has exactly one, inside its function."""
+    try:
+        regions = regions_in(root / "tenxor", set(BY_ID))
+    except RegionError as error:
+        return [str(error)]
+    found = []
+    for item in CATALOG:
+        mine = [region for region in regions if region.exercise_id == item.id]
+        if len(mine) != 1:
+            found.append(f"exercise {item.id} has {len(mine)} solution regions, not 1")
+            continue
+        region = mine[0]
+        if region.path != root / item.path:
+            found.append(f"exercise {item.id}: its region is in {region.path}, not {item.path}")
+            continue
+        functions = [
+            node
+            for node in ast.walk(ast.parse(region.path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.FunctionDef) and node.name == item.function
+        ]
+        if not any(f.lineno < region.begin < region.end <= f.end_lineno + 1 for f in functions):
+            found.append(
+                f"exercise {item.id}: region at {item.path}:{region.begin} is not inside "
+                f"function {item.function}"
+            )
+    return found
+
+
+def gate_catalog(root: Path, reference: Run) -> Gate:
+    """Gate 4: catalog, regions and test markers match one to one; points add up to 100."""
+    gate = Gate("catalog", f"{len(CATALOG)} exercises, their regions and their tests")
+    gate.problems += catalog_problems() + region_problems(root)
+    tested = set(exercise_tests_of(reference).values())
+    gate.problems += [f"exercise {i.id} has no tests" for i in CATALOG if i.id not in tested]
+    return gate
+
+
+def notebook_problems(notebook: Path, tree: Path) -> list[str]:
+    """Run a notebook of the release in a fresh kernel until its first error; problems if that
+    error is anything but a NotImplementedError naming an exercise."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    document = nbformat.read(notebook, as_version=4)
+    setup = ISOLATE.replace("sys.argv.pop(1)", repr(str(tree)))
+    document.cells.insert(0, nbformat.v4.new_code_cell(setup))
+    client = NotebookClient(document, timeout=120, kernel_name="python3")
+    client.resources = {"metadata": {"path": str(notebook.parent)}}
+    try:
+        client.execute()
+    except CellExecutionError as error:
+        if not UNFINISHED.search(str(error)):
+            name = notebook.relative_to(tree).as_posix()
+            return [f"{name}: a cell raised something else than an unfinished exercise: {error}"]
+    return []
+
+
+def gate_notebooks(root: Path, scratch: Path) -> Gate:
+    """Gate 5: the release imports; its notebooks raise only NotImplementedErrors naming
+    exercises."""
+    release = scratch / "release"
+    if not release.exists():
+        write_release(root, release)
+    notebooks = sorted((release / "notebooks").glob("*.ipynb"))
+    gate = Gate("notebooks", f"the release's import and its {len(notebooks)} notebooks")
+    problem = import_problem(release, VERIFY_LIMITS)
+    if problem:
+        gate.problems.append(f"the release does not import: {problem}")
+    for notebook in notebooks:
+        gate.problems += notebook_problems(notebook, release)
+    return gate
+
+
+def verify(
+    root: Path, gates: tuple[str, ...] = GATES, say: Callable[[str], None] = print
+) -> list[Gate]:
+    """Run the chosen gates on the course at `root`, saying each verdict as it comes."""
+    unknown = [name for name in gates if name not in GATES]
+    if unknown:
+        raise ValueError(f"no gate {', '.join(unknown)}; the gates are {', '.join(GATES)}")
+    verdicts, reference = [], None
+    with tempfile.TemporaryDirectory(prefix="tenxor-verify-") as folder:
+        scratch = Path(folder)
+        for number, name in enumerate(GATES, start=1):
+            if name not in gates:
+                continue
+            say(f"gate {number} ({name}) ...")
+            if name == "reference":
+                gate, reference = gate_reference(root)
+            elif name == "catalog":
+                collected = reference or run_tests(root, ["--collect-only", *suite_options(root)])
+                gate = gate_catalog(root, collected)
+            else:
+                gate = SCRATCH_GATES[name](root, scratch)
+            verdicts.append(gate)
+            say(describe(gate))
+    return verdicts
+
+
+def describe(gate: Gate) -> str:
+    """A gate's verdict in a few lines."""
+    verdict = "passed" if gate.passed else f"FAILED ({len(gate.problems)} problems)"
+    lines = [f"gate {gate.name}: {verdict}: {gate.checked}"]
+    lines += [f"  - {problem}" for problem in gate.problems[:SHOWN]]
+    if len(gate.problems) > SHOWN:
+        lines.append(f"  ... and {len(gate.problems) - SHOWN} more")
+    return "\n".join(lines)
+
+
+SCRATCH_GATES = {"release": gate_release, "stubs": gate_stubs, "notebooks": gate_notebooks}
+
+if __name__ == "__main__":
+    results = verify(Path.cwd())
+    sys.exit(0 if all(gate.passed for gate in results) else 1)
