@@ -15,7 +15,7 @@ from typing import TextIO
 
 from .catalog import BY_ID, CATALOG, Exercise, exercise
 from .release import INSTRUCTOR_ONLY, stub_message
-from .running import Limits, Run, TestResult, run_tests
+from .running import Limits, Result, Run, run_tests
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=600.0)
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
@@ -67,7 +67,7 @@ def is_started(root: Path, item: Exercise) -> bool:
     return not path.exists() or stub_message(item) not in path.read_text(encoding="utf-8")
 
 
-def status_of(root: Path, item: Exercise, results: list[TestResult]) -> Status:
+def status_of(root: Path, item: Exercise, results: list[Result]) -> Status:
     """An exercise's status from the results of its tests."""
     passed = sum(result.passed for result in results)
     waits_for = sorted(
@@ -83,7 +83,7 @@ def status_of(root: Path, item: Exercise, results: list[TestResult]) -> Status:
     return Status(item, state, passed, len(results), tuple(waits_for))
 
 
-def failure_in_words(result: TestResult) -> list[str]:
+def failure_in_words(result: Result) -> list[str]:
     """The lines that explain one failed test to a learner."""
     if result.unfinished and result.unfinished != result.exercise:
         needed = BY_ID[result.unfinished]
@@ -115,6 +115,9 @@ def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status
         out.write(f"  {mark}  {short_name(result.test)}\n")
     for path, message in run.collect_errors.items():
         out.write(f"  ERROR {path} could not be loaded: {message}\n")
+    if run.problem:
+        out.write(f"\nThe tests could not run to the end: {run.problem}. The last lines printed:\n")
+        out.writelines(f"  {line}\n" for line in run.output.strip().splitlines()[-15:])
     failed = [result for result in results if not result.passed]
     if failed:
         first = failed[0]

@@ -30,13 +30,14 @@ from typing import Any
 
 from .catalog import BY_ID, CATALOG, Exercise
 from .release import NOT_NEEDED_FOR_TESTS, write_tree
-from .running import ISOLATE, Limits, Run, TestResult, exit_in_words, run_tests, start
+from .running import ISOLATE, Limits, Result, Run, exit_in_words, run_tests, start
 
 EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
 GRADING_LIMITS = Limits(test_seconds=10.0, run_seconds=600.0, memory_mb=2048, output_mb=8.0)
 IMPORTED = "tenxor imported"
 ENTRY_OUTPUT_CHARS = 3000
 HIDDEN_TESTS = "tests/hidden/"
+MAX_MODULE_BYTES = 1_000_000
 
 
 @dataclass
@@ -67,6 +68,17 @@ def locate(folder: Path, module: str) -> Path | None:
         return nested[0]
     loose = folder / Path(module).name
     return loose if loose.is_file() else None
+
+
+def file_problem(folder: Path, found: Path, module: str) -> str | None:
+    """Why a submitted file cannot be taken at all (a link, too big), if so."""
+    inside = found.resolve().is_relative_to(folder.resolve())
+    if found.is_symlink() or not inside:
+        return f"{module} is a symbolic link; submit the file itself"
+    size = found.stat().st_size
+    if size > MAX_MODULE_BYTES:
+        return f"{module} is {size} bytes, more than the {MAX_MODULE_BYTES} a module may have"
+    return None
 
 
 def source_problem(module: str, data: bytes) -> str | None:
@@ -127,8 +139,9 @@ def assemble(course: Path, folder: Path, tree: Path, limits: Limits) -> Assembly
             assembly.missing.append(module)
             continue
         used.add(found.relative_to(folder).as_posix())
-        data = found.read_bytes()
-        problem = source_problem(module, data)
+        problem = file_problem(folder, found, module)
+        data = b"" if problem else found.read_bytes()
+        problem = problem or source_problem(module, data)
         if problem:
             assembly.broken[module] = problem
         else:
@@ -168,7 +181,7 @@ def test_name(test: str) -> str:
     return test.split("/")[-1]
 
 
-def reason(result: TestResult | None) -> str:
+def reason(result: Result | None) -> str:
     """Why a test did not pass, in one line."""
     if result is None:
         return "never ran"
@@ -250,6 +263,8 @@ def summary_output(assembly: Assembly, run: Run, limits: Limits) -> str:
         )
     if run.problem:
         lines.append(f"The test run stopped early: {run.problem}.")
+    if run.output_dropped:
+        lines.append(f"The tests printed more than {limits.output_mb:g} MB; the rest was dropped.")
     lines += [
         f"Test file {path} could not be loaded: {m}" for path, m in run.collect_errors.items()
     ]
@@ -305,7 +320,8 @@ def submission_digest(folder: Path) -> str:
     digest = hashlib.sha256()
     for module in EXERCISE_MODULES:
         found = locate(folder, module)
-        digest.update(module.encode() + b"\0" + (found.read_bytes() if found else b"-") + b"\0")
+        data = found.read_bytes() if found and not file_problem(folder, found, module) else b"-"
+        digest.update(module.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
 
 

@@ -56,7 +56,7 @@ class Limits:
 
 
 @dataclass
-class TestResult:
+class Result:
     """The outcome of one test: passed, failed, skipped or not run, and why."""
 
     test: str
@@ -79,11 +79,12 @@ class Run:
     """Everything one run found out."""
 
     collected: dict[str, str] = field(default_factory=dict)  # test -> exercise
-    results: dict[str, TestResult] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
     collect_errors: dict[str, str] = field(default_factory=dict)  # test file -> message
     output: str = ""
     seconds: float = 0.0
     problem: str | None = None  # why the run ended early, if it did
+    output_dropped: bool = False  # whether the run printed more than its output limit
 
 
 def child_environment(profile: str) -> dict[str, str]:
@@ -187,7 +188,9 @@ class Round:
                 self.timed_out = True
                 self.kill(process, f"killed after {limits.kill_after:g} s: it would not stop")
             elif self.output_path.stat().st_size > limits.output_mb * 1024 * 1024:
-                self.kill(process, f"killed: printed more than {limits.output_mb:g} MB")
+                # The child appends, so emptying the file caps the disk it can fill.
+                os.truncate(self.output_path, 0)
+                run.output_dropped = True
             elif now > deadline:
                 self.kill(process, f"killed: the run reached its {limits.run_seconds:g} s limit")
             time.sleep(POLL_SECONDS)
@@ -208,7 +211,7 @@ class Round:
                 self.current = None
                 test = event.pop("test")
                 event["reached"] = tuple(event.get("reached", ()))
-                run.results[test] = TestResult(test, run.collected.get(test, "?"), **event)
+                run.results[test] = Result(test, run.collected.get(test, "?"), **event)
 
     def kill(self, process: subprocess.Popen, reason: str) -> None:
         self.killed = reason
@@ -233,7 +236,7 @@ def run_tests(
         while True:
             number += 1
             round_ = Round(Path(root), Path(scratch), number)
-            with round_.output_path.open("wb") as output:
+            with round_.output_path.open("ab") as output:
                 command = round_.command(pytest_args, remaining, limits)
                 process = start(command, root, output, limits, profile)
                 round_.watch(process, run, limits, deadline)
@@ -243,7 +246,7 @@ def run_tests(
             test, _ = round_.current
             ended = f"the test process ended ({exit_in_words(process.returncode)})"
             reason = round_.killed or ended
-            run.results[test] = TestResult(
+            run.results[test] = Result(
                 test, run.collected.get(test, "?"), "failed", reason, timed_out=round_.timed_out
             )
             remaining = [name for name in run.collected if name not in run.results]
@@ -253,6 +256,6 @@ def run_tests(
             run.problem = round_.killed or f"it ended early ({exit_in_words(process.returncode)})"
         for test, exercise in run.collected.items():
             reason = f"not run: {run.problem or 'the run ended before it'}"
-            run.results.setdefault(test, TestResult(test, exercise, "not run", reason))
+            run.results.setdefault(test, Result(test, exercise, "not run", reason))
     run.seconds = time.monotonic() - started
     return run

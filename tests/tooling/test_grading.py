@@ -1,0 +1,166 @@
+"""Grading: hostile and broken submissions get the right score with a readable reason, the
+results follow Gradescope's format, and a killed batch resumes without regrading anyone."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from tenxor.course.catalog import BY_ID
+from tenxor.course.grading import Assembly, grade_batch, results_json, students_in
+from tenxor.course.running import Limits, Result, Run
+from tests.tooling.submissions import (
+    CHAPTER_1,
+    FIXTURES,
+    ROOT,
+    Fixture,
+    complete_submission,
+    replace_region,
+)
+
+pytestmark = pytest.mark.provided
+
+LIMITS = Limits(test_seconds=1.0, run_seconds=300.0, memory_mb=1024, output_mb=8.0)
+SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+
+
+def expected_score(done: set[str]) -> int:
+    """The chapter-1 points of the exercises a submission did right."""
+    return sum(BY_ID[exercise_id].points for exercise_id in done)
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> Path:
+    """Every fixture submission graded in one batch (chapter 1, two at a time)."""
+    base = tmp_path_factory.mktemp("grading")
+    for fixture in FIXTURES:
+        fixture.build(base / "submissions" / fixture.name)
+    output = base / "grades"
+    grade_batch(ROOT, students_in(base / "submissions"), output, CHAPTER_1, LIMITS, jobs=2)
+    return output
+
+
+def everything_said(results: dict) -> str:
+    return "\n".join([results["output"], *(entry["output"] for entry in results["tests"])])
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=[fixture.name for fixture in FIXTURES])
+def test_each_submission_gets_the_right_score_and_a_reason(graded: Path, fixture: Fixture):
+    results = json.loads((graded / fixture.name / "results.json").read_text())
+    done = set(CHAPTER_1) - set(fixture.lost)
+    assert results["score"] == pytest.approx(expected_score(done))
+    for exercise_id in CHAPTER_1:
+        points = BY_ID[exercise_id].points if exercise_id in done else 0
+        assert results["extra_data"]["exercises"][exercise_id] == pytest.approx(points)
+    assert fixture.says in everything_said(results)
+
+
+def test_results_follow_the_gradescope_schema(graded: Path):
+    for fixture in FIXTURES:
+        results = json.loads((graded / fixture.name / "results.json").read_text())
+        jsonschema.validate(results, SCHEMA)
+        assert sum(entry["max_score"] for entry in results["tests"]) == pytest.approx(
+            expected_score(set(CHAPTER_1))
+        )
+        assert {"python", "tenxor", "pytest", "hypothesis"} <= set(
+            results["extra_data"]["versions"]
+        )
+        hidden = [entry for entry in results["tests"] if "hidden" in entry["name"]]
+        assert hidden and all(entry["visibility"] == "after_published" for entry in hidden)
+
+
+def test_the_schema_rejects_what_gradescope_would(graded: Path):
+    results = json.loads((graded / "complete" / "results.json").read_text())
+    results["tests"][0]["status"] = "ok"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(results, SCHEMA)
+
+
+def test_the_gradebook_has_one_row_per_student_matching_their_results(graded: Path):
+    rows = list(csv.DictReader((graded / "gradebook.csv").open()))
+    assert [row["student"] for row in rows] == sorted(fixture.name for fixture in FIXTURES)
+    assert list(rows[0]) == ["student", *CHAPTER_1, "total", "max"]
+    for row in rows:
+        results = json.loads((graded / row["student"] / "results.json").read_text())
+        assert float(row["total"]) == pytest.approx(results["score"])
+        assert int(row["max"]) == expected_score(set(CHAPTER_1))
+
+
+def test_tests_that_never_ran_score_zero():
+    expected = {"tests/test_a.py::test_1": "1.1", "tests/test_a.py::test_2": "1.1"}
+    run = Run(
+        collected=dict(expected),
+        results={"tests/test_a.py::test_1": Result("tests/test_a.py::test_1", "1.1", "passed")},
+    )
+    results = results_json(expected, run, Assembly(ROOT), LIMITS, 1.0)
+    assert results["score"] == pytest.approx(BY_ID["1.1"].points / 2)
+    assert "test_a.py::test_2: never ran" in results["tests"][0]["output"]
+
+
+def generated_submission(folder: Path, done: set[str]) -> None:
+    """A complete submission with the chapter-1 exercises not in `done` left unstarted."""
+    complete_submission(folder)
+    for exercise_id in set(CHAPTER_1) - done:
+        replace_region(folder / BY_ID[exercise_id].path, exercise_id, "raise NotImplementedError")
+
+
+def wait_for(condition, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.2)
+
+
+def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_path: Path):
+    generator = random.Random(7)
+    done = {}
+    for number in range(50):
+        student = f"student{number:02d}"
+        done[student] = {e for e in CHAPTER_1 if generator.random() < 0.5}
+        generated_submission(tmp_path / "batch" / student, done[student])
+    output = tmp_path / "grades"
+    command = [
+        sys.executable, "-m", "tenxor.course.cli", "grade", str(tmp_path / "batch"), "--batch",
+        "--out", str(output), "--chapter", "1", "--jobs", "2", "--course", str(ROOT),
+    ]  # fmt: skip
+    scratch = tmp_path / "scratch"  # where the batch's test processes run
+    scratch.mkdir()
+    environment = {**os.environ, "TMPDIR": str(scratch)}
+    batch = subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment
+    )
+    wait_for(lambda: len(list(output.glob("*/results.json"))) >= 20, 300)
+    batch.send_signal(signal.SIGKILL)
+    batch.wait()
+
+    def orphans() -> bytes:
+        return subprocess.run(["pgrep", "-f", str(scratch)], capture_output=True).stdout
+
+    wait_for(lambda: orphans() == b"", 10)  # its test processes die with it
+    finished = {path.parent.name: path.stat().st_mtime_ns for path in output.glob("*/results.json")}
+    assert 20 <= len(finished) < 50
+    assert not list(output.glob("*/.results.json.*")), "a half-written result was left"
+
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"{len(finished)} students already graded" in resumed.stdout
+    for student, mtime in finished.items():
+        assert (output / student / "results.json").stat().st_mtime_ns == mtime, student
+    rows = list(csv.DictReader((output / "gradebook.csv").open()))
+    assert [row["student"] for row in rows] == sorted(done)
+    for row in rows:
+        assert float(row["total"]) == pytest.approx(expected_score(done[row["student"]]))
+        for exercise_id in CHAPTER_1:
+            wanted = BY_ID[exercise_id].points if exercise_id in done[row["student"]] else 0
+            assert float(row[exercise_id]) == pytest.approx(wanted)
+    assert "[" in resumed.stderr and f"/{50 - len(finished)}" in resumed.stderr  # progress bar

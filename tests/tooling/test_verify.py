@@ -1,0 +1,118 @@
+"""verify: its gates go red, naming the exercise, when a test no longer proves anything."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tenxor.course.release import LOCAL_ONLY, write_tree
+from tenxor.course.verify import describe, region_problems, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.provided
+
+WEAK_TEST = "tests/test_strides.py::test_column_major_strides_are_not_row_major_strides"
+CROSSING_TEST = """
+
+@pytest.mark.exercise("2.2")
+def test_column_major_strides_of_a_vector_equal_its_row_major_strides():
+    assert column_major_strides((5,)) == contiguous_strides((5,))
+"""
+
+
+def copy_of_course(destination: Path, test_files: tuple[str, ...] = ("test_strides.py",)) -> Path:
+    """The course with its solutions and only some of its test files (to keep runs short)."""
+    write_tree(ROOT, destination, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    shutil.rmtree(destination / "tests" / "hidden")
+    for path in (destination / "tests").glob("test_*.py"):
+        if path.name not in test_files:
+            path.unlink()
+    return destination
+
+
+def weaken(course: Path) -> None:
+    """Make one test of exercise 2.2 return before it calls anything."""
+    path = course / "tests" / "test_strides.py"
+    name = WEAK_TEST.split("::")[1]
+    text = path.read_text()
+    signature = f"def {name}():\n"
+    assert signature in text
+    path.write_text(text.replace(signature, signature + "    return\n"))
+
+
+def test_a_weakened_test_turns_the_release_and_stub_gates_red_naming_its_exercise(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    healthy = verify(course, ("release", "stubs"), say=lambda line: None)
+    assert all(gate.passed for gate in healthy), [describe(gate) for gate in healthy]
+
+    weaken(course)
+    gates = {gate.name: gate for gate in verify(course, ("release", "stubs"), say=print)}
+    assert not gates["release"].passed and not gates["stubs"].passed
+    assert gates["release"].problems == [f"exercise 2.2: {WEAK_TEST} passes in the release"]
+    assert gates["stubs"].problems == [f"exercise 2.2: {WEAK_TEST} still passes with 2.2 stubbed"]
+
+
+def test_a_test_that_calls_another_exercise_turns_the_stub_gate_red(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    with (course / "tests" / "test_strides.py").open("a") as stream:
+        stream.write(CROSSING_TEST)
+    (gate,) = verify(course, ("stubs",), say=lambda line: None)
+    assert gate.problems == [
+        "exercise 2.1: stubbing it would fail tests/test_strides.py::"
+        "test_column_major_strides_of_a_vector_equal_its_row_major_strides, a test of 2.2, "
+        "which does not depend on 2.1"
+    ]
+
+
+def test_the_verify_command_exits_non_zero_and_names_the_gate(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    weaken(course)
+    done = subprocess.run(
+        [sys.executable, "-m", "tenxor.course.cli", "verify", "--gate", "release"]
+        + ["--course", str(course)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert "verify: FAILED: release" in done.stdout and WEAK_TEST in done.stdout
+
+
+def test_regions_outside_their_function_or_missing_are_problems(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    strides = course / "tenxor" / "strides.py"
+    text = strides.read_text()
+    strides.write_text(
+        text.replace("    # BEGIN SOLUTION 2.2\n", "").replace("    # END SOLUTION 2.2\n", "")
+    )
+    assert region_problems(course) == ["exercise 2.2 has 0 solution regions, not 1"]
+    assert region_problems(ROOT) == []
+
+
+def notebook(path: Path, *sources: str) -> None:
+    document = nbformat.v4.new_notebook()
+    document.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(document, path)
+
+
+def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    notebook(
+        course / "notebooks" / "01_fine.ipynb",
+        "import tenxor\nprint(tenxor.float32)",
+        "from tenxor.strides import contiguous_strides\ncontiguous_strides((2, 3))",
+        "raise ValueError('never reached')",
+    )
+    (gate,) = verify(course, ("notebooks",), say=lambda line: None)
+    assert gate.passed, describe(gate)
+
+    notebook(course / "notebooks" / "02_broken.ipynb", "import tenxor", "1 / 0")
+    (gate,) = verify(course, ("notebooks",), say=lambda line: None)
+    assert len(gate.problems) == 1
+    assert gate.problems[0].startswith("notebooks/02_broken.ipynb: a cell raised something else")
+    assert gate.problems[0].endswith("ZeroDivisionError: division by zero")
