@@ -61,8 +61,11 @@ def lab() -> int:
 
 
 def test(pytest_args: list[str]) -> int:
-    """Lint, then verify the course and test its tooling (or run pytest with the arguments)."""
+    """Lint, verify the course and test its tooling; in a student release, or with pytest
+    arguments, run pytest."""
     set_up(EXTRAS["test"])
+    if pytest_args or not (ROOT / "tests" / "tooling").exists():
+        return run(venv_python(), "-m", "pytest", *pytest_args)  # a learner's tree: its tests
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
         print("ruff found problems (see above); fix them or run `ruff check --fix .`")
@@ -71,8 +74,6 @@ def test(pytest_args: list[str]) -> int:
     if lint != 0:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
-    if pytest_args:
-        return run(venv_python(), "-m", "pytest", *pytest_args)
     verified = run(venv_python(), "-m", "tenxor.course.cli", "verify", "--course", ROOT)
     tooling = run(venv_python(), "-m", "pytest", "tests/tooling")
     return verified or tooling

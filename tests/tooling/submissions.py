@@ -168,3 +168,25 @@ FIXTURES = (
     Fixture("symlink-to-the-solution", (linked_to_solution(STORAGE),), tuple(CHAPTER_1),
             "symbolic link"),
 )  # fmt: skip
+
+
+def replace_stub(folder: Path, exercise_id: str, body: str) -> None:
+    """In a release, put `body` (lines without indentation) in place of an exercise's stub."""
+    module = BY_ID[exercise_id].path
+    region = next(r for r in find_regions(ROOT / module) if r.exercise_id == exercise_id)
+    stub = stub_line(BY_ID[exercise_id], region.indent)
+    text = (folder / module).read_text(encoding="utf-8")
+    assert stub in text, f"exercise {exercise_id} is not a stub in {folder / module}"
+    lines = "".join(region.indent + line + "\n" for line in body.strip("\n").splitlines())
+    (folder / module).write_text(text.replace(stub, lines), encoding="utf-8")
+
+
+def restore(folder: Path, exercise_id: str) -> None:
+    """In a release, put the reference solution of one exercise back in place of its stub."""
+    module = BY_ID[exercise_id].path
+    region = next(r for r in find_regions(ROOT / module) if r.exercise_id == exercise_id)
+    solution = (ROOT / module).read_text(encoding="utf-8").splitlines(keepends=True)
+    body = "".join(
+        line.removeprefix(region.indent) for line in solution[region.begin : region.end - 1]
+    )
+    replace_stub(folder, exercise_id, body)

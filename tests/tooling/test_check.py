@@ -1,0 +1,122 @@
+"""check(): one line per test, the first failure in plain words, the unfinished exercise a
+failure comes from, and a progress table; and the release as a learner installs it."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.check import DONE, FAILING, NOT_STARTED, check_exercise, progress
+from tenxor.course.release import write_release
+from tests.tooling.submissions import ROOT, replace_stub, restore
+
+pytestmark = pytest.mark.provided
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("learner") / "release"
+    write_release(ROOT, folder)
+    return folder
+
+
+def checked(exercise_id: str, root: Path) -> tuple[str, str]:
+    out = io.StringIO()
+    status = check_exercise(exercise_id, root, out)
+    return status.state, out.getvalue()
+
+
+def test_a_finished_exercise_passes_every_test_one_line_each():
+    state, text = checked("2.2", ROOT)
+    assert state == DONE
+    lines = [line for line in text.splitlines() if line.startswith("  PASS")]
+    assert len(lines) >= 5 and "FAIL" not in text
+    assert f"{len(lines)} of {len(lines)} tests passed: done (2 points)." in text
+
+
+def test_an_unstarted_exercise_says_where_to_write_it(release):
+    state, text = checked("2.2", release)
+    assert state == NOT_STARTED
+    assert "Not started: column_major_strides in tenxor/strides.py still raises" in text
+    assert "Traceback" not in text
+
+
+def test_a_failure_from_an_unfinished_prerequisite_names_it(tmp_path, release):
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    restore(learner, "3.1")
+    restore(learner, "3.6")  # reshape without a copy, but not 2.1 (row-major strides) yet
+    state, text = checked("3.6", learner)
+    assert state == FAILING
+    assert "This test needs exercise 2.1 (Row-major strides, tenxor/strides.py: " in text
+
+
+def test_a_wrong_answer_is_explained_in_plain_words(tmp_path):
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    replace_stub(learner, "1.3", "return tuple(strides)")
+    restore(learner, "1.1")
+    state, text = checked("1.3", learner)
+    assert state == FAILING
+    first = text.split("First failure, ")[1]
+    assert "Error" in first and "Traceback" not in first
+    assert len(first.splitlines()) <= 12
+
+
+def test_progress_table_lists_every_exercise_with_points(release):
+    out = io.StringIO()
+    statuses = progress(release, out)
+    assert [status.exercise.id for status in statuses] == list(BY_ID)
+    assert all(status.state == NOT_STARTED for status in statuses)
+    text = out.getvalue()
+    for item in CATALOG:
+        assert any(
+            line.split()[:1] == [item.id] and str(item.points) in line for line in text.splitlines()
+        )
+    assert "Done: 0 of 27 exercises, 0 of 100 points." in text
+
+
+def learner_python(release: Path) -> Path:
+    return release / ".venv" / "bin" / "python"
+
+
+def test_the_release_installed_as_a_learner_does_tracks_progress(tmp_path):
+    """A fresh virtual environment made by the release's own `course.py`; check() reports every
+    exercise not started, and finishing exercise 1.3 flips exactly that one to done."""
+    learner = tmp_path / "course"
+    write_release(ROOT, learner)
+    environment = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    setup = subprocess.run(
+        [sys.executable, "course.py", "test", "--exercise", "1.3", "-q"],
+        cwd=learner,
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=900,
+    )
+    assert setup.returncode == 1, setup.stdout[-2000:] + setup.stderr[-2000:]
+    assert "failed" in setup.stdout
+
+    def table() -> dict[str, str]:
+        done = subprocess.run(
+            [str(learner_python(learner)), "-m", "tenxor.course.cli", "check"],
+            cwd=learner,
+            capture_output=True,
+            text=True,
+            env=environment,
+            timeout=300,
+        )
+        rows = [line.split() for line in done.stdout.splitlines() if line[:1].isdigit()]
+        return {row[0]: " ".join(row[-2:]) if row[-1] == "started" else row[-1] for row in rows}
+
+    before = table()
+    assert before == {item.id: NOT_STARTED for item in CATALOG}
+    restore(learner, "1.3")
+    after = table()
+    assert after == {**before, "1.3": DONE}

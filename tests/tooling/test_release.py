@@ -1,0 +1,119 @@
+"""The student release: stubs in place of solutions, instructor files left behind,
+notebooks with their outputs, the same tree every time, and a clear stop on bad markers."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.regions import MARKER, RegionError, find_regions
+from tenxor.course.release import LOCAL_ONLY, write_release, write_tree
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.provided
+STUB = re.compile(r'^(\s*)raise NotImplementedError\("Exercise (\S+): (.+) \((\S+)\)"\)$')
+
+
+def tree_digest(folder: Path) -> dict[str, str]:
+    return {
+        path.relative_to(folder).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A copy of the course with a notebook whose outputs are stored."""
+    copy = tmp_path_factory.mktemp("course") / "course"
+    write_tree(ROOT, copy, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    document = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("print(2 + 2)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="4\n")]
+    document.cells = [cell]
+    (copy / "notebooks").mkdir(exist_ok=True)
+    nbformat.write(document, copy / "notebooks" / "01_storage.ipynb")
+    return copy
+
+
+def test_every_region_becomes_its_stub_line_at_the_region_indentation(course, tmp_path):
+    release = tmp_path / "release"
+    write_release(course, release)
+    stubs = {}
+    for item in CATALOG:
+        source = (course / item.path).read_text().splitlines()
+        region = next(r for r in find_regions(course / item.path) if r.exercise_id == item.id)
+        lines = (release / item.path).read_text().splitlines()
+        match = next(STUB.match(line) for line in lines if f"Exercise {item.id}:" in line)
+        assert match.group(1) == region.indent
+        assert (match.group(2), match.group(3), match.group(4)) == (
+            item.id,
+            item.title,
+            item.notebook,
+        )
+        stubs[item.id] = match
+        assert source[region.begin - 1].strip() == f"# BEGIN SOLUTION {item.id}"
+    assert sorted(stubs) == sorted(BY_ID)
+    for path in (release / "tenxor").rglob("*.py"):
+        text = path.read_text()
+        assert not any(MARKER.match(line) for line in text.splitlines()), path
+        compile(text, str(path), "exec")
+
+
+def test_the_release_leaves_instructor_files_behind_and_keeps_notebook_outputs(course, tmp_path):
+    release = tmp_path / "release"
+    files = {path.as_posix() for path in write_release(course, release)}
+    assert not any(name.startswith(("tests/hidden", "tests/tooling", ".ci")) for name in files)
+    assert {"tests/conftest.py", "tests/support.py", "README.md", "pyproject.toml"} <= files
+    assert {"tests/test_strides.py", "course.py", "environment.yml"} <= files
+    assert not any(".venv" in name or "__pycache__" in name for name in files)
+    kept = nbformat.read(release / "notebooks" / "01_storage.ipynb", as_version=4)
+    assert kept.cells[0].outputs[0].text == "4\n"
+    assert (release / "notebooks" / "01_storage.ipynb").read_bytes() == (
+        course / "notebooks" / "01_storage.ipynb"
+    ).read_bytes()
+
+
+def test_releasing_twice_gives_identical_trees(course, tmp_path):
+    write_release(course, tmp_path / "first")
+    write_release(course, tmp_path / "second")
+    assert tree_digest(tmp_path / "first") == tree_digest(tmp_path / "second")
+
+
+def test_an_existing_folder_is_kept_unless_replace_is_asked(course, tmp_path):
+    release = tmp_path / "release"
+    write_release(course, release)
+    with pytest.raises(FileExistsError, match="already exists"):
+        write_release(course, release)
+    (release / "stray.txt").write_text("left from before")
+    write_release(course, release, replace=True)
+    assert not (release / "stray.txt").exists()
+    with pytest.raises(ValueError, match="is the course itself"):
+        write_release(ROOT, ROOT, replace=True)
+
+
+@pytest.mark.parametrize(
+    "marker, problem",
+    [
+        ("    # BEGIN SOLUTION 2.1\n", "BEGIN SOLUTION 2.1 inside the region of"),
+        ("    # END SOLUTION 3.3\n", "END SOLUTION 3.3 without a matching BEGIN"),
+        ("    # BEGIN SOLUTION 9.9\n", "unknown exercise '9.9'"),
+    ],
+)
+def test_bad_markers_stop_the_release_naming_file_and_line(tmp_path, marker, problem):
+    course = tmp_path / "course"
+    write_tree(ROOT, course, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    strides = course / "tenxor" / "strides.py"
+    lines = strides.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "# BEGIN SOLUTION 2.2" in line) + 1
+    lines.insert(at, marker)
+    strides.write_text("".join(lines))
+    with pytest.raises(RegionError, match=problem) as caught:
+        write_release(course, tmp_path / "release")
+    assert f"{strides}:{at + 1}:" in str(caught.value)
+    assert not (tmp_path / "release").exists()
