@@ -186,7 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.command is None:
         top.print_help()
         return 2
-    return arguments.run(arguments)
+    try:
+        return arguments.run(arguments)
+    except (KeyError, OSError, ValueError) as error:  # RegionError is a ValueError
+        message = error.args[0] if isinstance(error, KeyError) else error
+        print(f"tenxor {arguments.command}: {message}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
