@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TextIO
 
 from .catalog import BY_ID, CATALOG, Exercise, exercise
-from .release import INSTRUCTOR_ONLY, stub_message
-from .running import Limits, Result, Run, run_tests
+from .release import INSTRUCTOR_ONLY, is_excluded, stub_message
+from .running import Limits, Result, Run, run_tests, short_name
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=600.0)
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
@@ -55,7 +55,7 @@ def test_files_naming(root: Path, exercise_id: str) -> list[str]:
     files = [
         path
         for path in sorted((root / "tests").rglob("test_*.py"))
-        if not any(part in path.relative_to(root).as_posix() for part in INSTRUCTOR_ONLY)
+        if not is_excluded(path.relative_to(root), INSTRUCTOR_ONLY)
         and pattern.search(path.read_text(encoding="utf-8"))
     ]
     return [str(path.relative_to(root)) for path in files]
@@ -128,11 +128,6 @@ def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status
     points = f"{item.points} point{'s' if item.points != 1 else ''}"
     out.write(f"\n{status.passed} of {status.total} tests passed: {status.state} ({points}).\n")
     return status
-
-
-def short_name(test: str) -> str:
-    """A test's node id without its folder: test_strides.py::test_x[case]."""
-    return test.split("/")[-1]
 
 
 def check_exercise(exercise_id: str, root: Path | None = None, out: TextIO = sys.stdout) -> Status:

@@ -30,7 +30,16 @@ from typing import Any
 
 from .catalog import BY_ID, CATALOG, Exercise
 from .release import NOT_NEEDED_FOR_TESTS, write_tree
-from .running import ISOLATE, Limits, Result, Run, exit_in_words, run_tests, start
+from .running import (
+    ISOLATE,
+    Limits,
+    Result,
+    Run,
+    exit_in_words,
+    run_tests,
+    short_name,
+    start,
+)
 
 EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
 GRADING_LIMITS = Limits(test_seconds=10.0, run_seconds=600.0, memory_mb=2048, output_mb=8.0)
@@ -176,11 +185,6 @@ def reference_tests(course: Path, selection: list[str]) -> dict[str, str]:
     return run.collected
 
 
-def test_name(test: str) -> str:
-    """A test's node id without its folder."""
-    return test.split("/")[-1]
-
-
 def reason(result: Result | None) -> str:
     """Why a test did not pass, in one line."""
     if result is None:
@@ -220,7 +224,7 @@ def exercise_entries(
         results = [run.results.get(test) for test in part]
         passed = sum(1 for result in results if result is not None and result.passed)
         failed = [
-            (test_name(test), reason(result))
+            (short_name(test), reason(result))
             for test, result in zip(part, results)
             if result is None or not result.passed
         ]

@@ -87,6 +87,11 @@ class Run:
     output_dropped: bool = False  # whether the run printed more than its output limit
 
 
+def short_name(test: str) -> str:
+    """A test's node id without its folder: test_strides.py::test_x[case]."""
+    return test.split("/")[-1]
+
+
 def child_environment(profile: str) -> dict[str, str]:
     """The environment of a test process: no bytecode files, one BLAS thread, fixed hypothesis
     profile, and nothing that would put another tenxor on the path."""

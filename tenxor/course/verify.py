@@ -17,9 +17,7 @@
 from __future__ import annotations
 
 import ast
-import re
 import shutil
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,11 +27,11 @@ from .catalog import BY_ID, CATALOG, prerequisites
 from .grading import import_problem
 from .regions import RegionError, regions_in
 from .release import NOT_NEEDED_FOR_TESTS, probed_source, write_release, write_tree
+from .runner import UNFINISHED
 from .running import ISOLATE, Limits, Run, run_tests
 
 VERIFY_LIMITS = Limits(test_seconds=60.0, run_seconds=1800.0, memory_mb=4096, output_mb=64.0)
 GATES = ("reference", "release", "stubs", "catalog", "notebooks")
-UNFINISHED = re.compile(r"Exercise (\d+\.\d+):")
 SHOWN = 12
 
 
@@ -270,7 +268,3 @@ def describe(gate: Gate) -> str:
 
 
 SCRATCH_GATES = {"release": gate_release, "stubs": gate_stubs, "notebooks": gate_notebooks}
-
-if __name__ == "__main__":
-    results = verify(Path.cwd())
-    sys.exit(0 if all(gate.passed for gate in results) else 1)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.regions import find_regions
-from tenxor.course.release import stub_line, stubbed_source
+from tenxor.course.release import LOCAL_ONLY, stub_line, stubbed_source, write_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted({item.path for item in CATALOG})
@@ -24,6 +24,12 @@ def complete_submission(folder: Path) -> None:
         target = folder / module
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes((ROOT / module).read_bytes())
+
+
+def copy_of_reference(destination: Path) -> Path:
+    """A copy of the instructor's course, solutions and hidden tests included."""
+    write_tree(ROOT, destination, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    return destination
 
 
 def replace_region(path: Path, exercise_id: str, body: str) -> None:

@@ -12,7 +12,8 @@ import pytest
 
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.regions import MARKER, RegionError, find_regions
-from tenxor.course.release import LOCAL_ONLY, write_release, write_tree
+from tenxor.course.release import write_release
+from tests.tooling.submissions import copy_of_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided
@@ -31,7 +32,7 @@ def tree_digest(folder: Path) -> dict[str, str]:
 def course(tmp_path_factory) -> Path:
     """A copy of the course with a notebook whose outputs are stored."""
     copy = tmp_path_factory.mktemp("course") / "course"
-    write_tree(ROOT, copy, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    copy_of_reference(copy)
     document = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("print(2 + 2)")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="4\n")]
@@ -107,7 +108,7 @@ def test_an_existing_folder_is_kept_unless_replace_is_asked(course, tmp_path):
 )
 def test_bad_markers_stop_the_release_naming_file_and_line(tmp_path, marker, problem):
     course = tmp_path / "course"
-    write_tree(ROOT, course, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    copy_of_reference(course)
     strides = course / "tenxor" / "strides.py"
     lines = strides.read_text().splitlines(keepends=True)
     at = next(i for i, line in enumerate(lines) if "# BEGIN SOLUTION 2.2" in line) + 1

@@ -10,8 +10,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tenxor.course.release import LOCAL_ONLY, write_tree
 from tenxor.course.verify import describe, region_problems, verify
+from tests.tooling.submissions import copy_of_reference
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided
@@ -27,7 +27,7 @@ def test_column_major_strides_of_a_vector_equal_its_row_major_strides():
 
 def copy_of_course(destination: Path, test_files: tuple[str, ...] = ("test_strides.py",)) -> Path:
     """The course with its solutions and only some of its test files (to keep runs short)."""
-    write_tree(ROOT, destination, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    copy_of_reference(destination)
     shutil.rmtree(destination / "tests" / "hidden")
     for path in (destination / "tests").glob("test_*.py"):
         if path.name not in test_files:
