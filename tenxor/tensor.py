@@ -152,6 +152,19 @@ class Tenxor:
     def __repr__(self) -> str:
         return format_tensor(self)
 
+    def draw(
+        self, arrows: Any = None, values: bool = True, name: str = "t", max_cells: int = 64
+    ) -> Any:
+        """A stride diagram of this tensor: its cells over its storage, joined by offset.
+
+        `arrows` is "all", "none", "strides" or a list of indices (default: all arrows of a
+        small tensor, index 0 and one step along each dim for a bigger one). Tensors of more
+        than `max_cells` elements are refused: draw a slice instead.
+        """
+        from .diagrams import tensor_diagram
+
+        return tensor_diagram(self, arrows, values, name, max_cells)
+
     def __iter__(self) -> Iterator[Tenxor]:
         for i in range(len(self)):
             yield self[i]

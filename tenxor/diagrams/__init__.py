@@ -1,0 +1,17 @@
+"""Stride diagrams: pictures of tensors, views, broadcasting and reductions, drawn from layouts.
+
+Provided tooling, not an exercise. `t.draw()` draws any tensor; the functions below draw the
+figures of the course, and `tenxor draw` renders them to files.
+"""
+
+from .alignment import broadcast_diagram
+from .figures import gather_diagram, layout_diagram, reduction_diagram, tensor_diagram, view_diagram
+from .layouts import MAX_CELLS, DiagramTooLarge
+from .memory import bytes_diagram
+from .render import Picture
+
+__all__ = [
+    "MAX_CELLS", "DiagramTooLarge", "Picture", "broadcast_diagram", "bytes_diagram",
+    "gather_diagram", "layout_diagram",
+    "reduction_diagram", "tensor_diagram", "view_diagram",
+]  # fmt: skip

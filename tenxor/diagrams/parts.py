@@ -1,0 +1,182 @@
+"""The pieces figures are made of: rows of cells, captions, and arrows between rows.
+
+A Block is a drawn piece together with the centre of each of its cells, so a figure can
+stack blocks and then join cells of different blocks with arrows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .layouts import CELL, Index, Point, cell_centres, index_label, slot_centres
+from .shapes import FAINT, INK, UNREACHED, WHITE, Diagram, arrow, box, concat, label
+
+ROW_GAP = 1.6  # between stacked blocks: room for arrows
+CAPTION_SIZE = 0.34
+MAIN_SIZE = 0.3
+SMALL_SIZE = 0.22
+SUBTLE = "#4a4a4a"  # an index or offset above a value
+
+
+@dataclass(frozen=True)
+class Block:
+    """A drawn piece, the centre of each of its named cells, and its bounding box."""
+
+    diagram: Diagram
+    centres: Mapping[Hashable, Point]
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    def moved(self, dx: float, dy: float) -> Block:
+        """The same block shifted by (dx, dy)."""
+        return Block(
+            self.diagram.translate(dx, dy),
+            {key: (x + dx, y + dy) for key, (x, y) in self.centres.items()},
+            self.left + dx,
+            self.top + dy,
+            self.right + dx,
+            self.bottom + dy,
+        )
+
+
+def block_of(diagram: Diagram, centres: Mapping[Hashable, Point], extra: float = 0.0) -> Block:
+    """A block whose box holds unit cells at `centres` (plus `extra` on each side)."""
+    if not centres:
+        return Block(diagram, {}, -0.5, -0.5, 0.5, 0.5)
+    xs = [x for x, _ in centres.values()]
+    ys = [y for _, y in centres.values()]
+    half = CELL / 2 + extra
+    return Block(diagram, centres, min(xs) - half, min(ys) - half, max(xs) + half, max(ys) + half)
+
+
+def fitted_size(words: str, size: float = MAIN_SIZE) -> float:
+    """A font size at which `words` fit inside a cell."""
+    return min(size, 0.95 * CELL / (0.62 * max(len(words), 1)))
+
+
+def cell(
+    name: str, fill: str, title: str, value: str | None = None, dashed: bool = False
+) -> Diagram:
+    """One unit cell named `name`: its title (an index or an offset) and, below, its value."""
+    ink = FAINT if fill == UNREACHED else INK
+    outline = box(CELL, CELL, fill, line=FAINT if dashed else INK, dashed=dashed)
+    if value is None:
+        words = label(title, fitted_size(title), ink)
+    else:
+        words = label(title, fitted_size(title, SMALL_SIZE), SUBTLE).translate(0, -0.27)
+        words = words + label(value, fitted_size(value), ink).translate(0, 0.1)
+    return (outline + words).named(name)
+
+
+def tensor_block(
+    role: str,
+    shape: Sequence[int],
+    colours: Mapping[Index, str],
+    values: Mapping[Index, str] | None = None,
+) -> Block:
+    """A tensor's cells as a grid (of grids), each labelled with its index."""
+    centres = cell_centres(shape)
+    cells = [
+        cell(
+            f"{role}/{index_label(index)}",
+            colours[index],
+            index_label(index),
+            None if values is None else values[index],
+        ).translate(x, y)
+        for index, (x, y) in centres.items()
+    ]
+    if not cells:
+        empty = label(f"no elements: shape {tuple(shape)}", MAIN_SIZE, FAINT)
+        return block_of(empty, {}, extra=1.5)
+    return block_of(concat(cells), centres)
+
+
+def storage_block(
+    role: str,
+    slots: Sequence[int | None],
+    colours: Mapping[int, str],
+    values: Sequence[object] | None = None,
+) -> Block:
+    """Storage cells in offset order, labelled with their offsets; None slots are gaps."""
+    centres: dict[Hashable, Point] = {}
+    cells = []
+    for slot, (x, y) in zip(slots, slot_centres(len(slots))):
+        if slot is None:
+            cells.append(label("…", MAIN_SIZE, FAINT).translate(x, y))
+            continue
+        value = None if values is None else values[slot]
+        fill = colours.get(slot, UNREACHED)
+        cells.append(cell(f"{role}/{slot}", fill, str(slot), value).translate(x, y))
+        centres[slot] = (x, y)
+    return block_of(concat(cells), centres)
+
+
+def caption(words: str, colour: str = INK) -> Block:
+    """A line of text."""
+    return block_of(label(words, CAPTION_SIZE, colour), {(): (0.0, 0.0)}, extra=-0.25)
+
+
+def titled(block: Block, words: str, colour: str = FAINT) -> Block:
+    """`block` with `words` written to its left."""
+    width = 0.62 * CAPTION_SIZE * len(words)
+    y = (block.top + block.bottom) / 2
+    words_shape = label(words, CAPTION_SIZE, colour, "left").translate(block.left - width - 0.5, y)
+    return Block(block.diagram + words_shape, block.centres, block.left - width - 0.5,
+                 block.top, block.right, block.bottom)  # fmt: skip
+
+
+def stack(blocks: Sequence[Block], gaps: Sequence[float] | None = None) -> list[Block]:
+    """The blocks placed top to bottom, centred on x = 0, `gaps` apart (default ROW_GAP)."""
+    gaps = [ROW_GAP] * len(blocks) if gaps is None else list(gaps)
+    placed = []
+    y = 0.0
+    for block, gap in zip(blocks, [0.0, *gaps]):
+        y += gap
+        dx = -(block.left + block.right) / 2
+        placed.append(block.moved(dx, y - block.top))
+        y = placed[-1].bottom
+    return placed
+
+
+def links(
+    role: str,
+    source: Block,
+    target: Block,
+    pairs: Sequence[tuple[Hashable, Hashable]],
+    colour_of: Mapping[Hashable, str] | None = None,
+) -> Diagram:
+    """Arrows named "<role>/<source key>" from cells of `source` to cells of `target`.
+
+    An arrow leaves its cell's bottom edge and ends on the top edge of its target when the
+    target lies below, and the other way round when it lies above.
+    """
+    drawn = []
+    for start_key, end_key in pairs:
+        (x0, y0), (x1, y1) = source.centres[start_key], target.centres[end_key]
+        down = 1 if y1 > y0 else -1
+        start, end = (x0, y0 + down * CELL / 2), (x1, y1 - down * CELL / 2)
+        colour = INK if colour_of is None else darker(colour_of[start_key])
+        name = f"{role}/{key_label(start_key)}"
+        drawn.append(arrow(start, end, colour).named(name))
+    return concat(drawn)
+
+
+def key_label(key: Hashable) -> str:
+    """How a cell's key appears in a name: an index as "1,2", an offset as "5"."""
+    return index_label(key) if isinstance(key, tuple) else str(key)
+
+
+def darker(colour: str) -> str:
+    """A darker shade of a "#rrggbb" colour, for arrows that must stand out from cells."""
+    if colour in (WHITE, UNREACHED):
+        return FAINT
+    red, green, blue = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return "#{:02x}{:02x}{:02x}".format(*(round(c * 0.55) for c in (red, green, blue)))
+
+
+def picture_of(blocks: Sequence[Block], arrows: Sequence[Diagram] = ()) -> Diagram:
+    """All blocks and arrows as one diagram, arrows drawn on top."""
+    return concat([block.diagram for block in blocks] + list(arrows))

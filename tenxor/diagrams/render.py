@@ -1,0 +1,141 @@
+"""Turning a chalk diagram into a Picture: SVG text, a notebook display and files.
+
+Every shape that stands for something (a tensor cell, a storage cell, an arrow) is drawn with
+a chalk name such as "tensor/1,2" or "storage/5"; the SVG writer below keeps that name as a
+`data-name` attribute, so a test (or a curious learner) can find each part in the SVG.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+import warnings
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+import svgwrite
+from chalk.backend.svg import ToSVGShape
+
+from .shapes import WHITE, Diagram, LeftText, Style, ToSVG, box
+
+PIXELS_PER_UNIT = 44  # one tensor cell is one unit wide
+LINE_SCALE = 500  # chalk's reference size for line widths and arrow heads: fixed, so a
+# big diagram does not get thicker lines than a small one
+MARGIN = 0.4  # units of white space around a picture
+NUMBER = re.compile(r"(?<![#\w.])-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+ROUNDED_ATTRIBUTES = ("transform", "d", "style", "points", "width", "height", "viewBox")
+PNG_HELP = (
+    "PNG output needs CairoSVG and the cairo library: pip install 'tenxor[png]', and on "
+    "Debian or Ubuntu `apt-get install libcairo2` (Homebrew: `brew install cairo`)"
+)
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A finished diagram: its SVG text and a one-line description of what it shows.
+
+    In a notebook it displays as an image; its text repr is the description, so stored
+    notebook outputs never change between runs.
+    """
+
+    svg: str
+    description: str
+
+    def __repr__(self) -> str:
+        return f"<diagram: {self.description}>"
+
+    def _repr_html_(self) -> str:
+        data = base64.b64encode(self.svg.encode()).decode("ascii")
+        return (
+            f'<img src="data:image/svg+xml;base64,{data}" '
+            f'alt="{html.escape(self.description)}" style="max-width: 100%">'
+        )
+
+    def png(self) -> bytes:
+        """The picture as PNG bytes (needs CairoSVG and the cairo library)."""
+        return svg_to_png(self.svg)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the picture to `path`: SVG, or PNG when the name ends in .png."""
+        path = Path(path)
+        if path.suffix.lower() == ".png":
+            path.write_bytes(self.png())
+        elif path.suffix.lower() == ".svg":
+            path.write_text(self.svg, encoding="utf-8")
+        else:
+            raise ValueError(f"cannot save a diagram as {path.name!r}: use a .svg or .png name")
+        return path
+
+
+class NamedSVG(ToSVG):
+    """chalk's SVG writer, keeping each diagram name as a data-name attribute."""
+
+    def __init__(self, drawing: svgwrite.Drawing) -> None:
+        super().__init__(drawing)
+        self.shape_renderer = NamedShapeSVG(drawing)
+
+    def visit_apply_name(self, diagram, style=None):  # noqa: ANN001, ANN201 - chalk's visitor
+        group = self.dwg.g(**{"data-name": str(diagram.dname)})
+        group.add(diagram.diagram.accept(self, style))
+        return group
+
+
+class NamedShapeSVG(ToSVGShape):
+    """chalk's SVG writer for shapes, which also writes left-aligned text."""
+
+    def visit_text(self, shape, style=None):  # noqa: ANN001, ANN201 - chalk's visitor
+        element = super().visit_text(shape, style)
+        if isinstance(shape, LeftText):
+            element.attribs["transform"] = "translate(0, 0)"
+            element.attribs["style"] = element.attribs["style"].replace(
+                "text-anchor:middle", "text-anchor:start"
+            )
+        return element
+
+
+def render(diagram: Diagram, description: str) -> Picture:
+    """A Picture of `diagram` at a fixed scale of PIXELS_PER_UNIT, on a white background."""
+    envelope = diagram.get_envelope()
+    width = envelope.width + 2 * MARGIN
+    height = envelope.height + 2 * MARGIN
+    framed = box(width, height, fill=WHITE, line=WHITE) + diagram.center_xy()
+    placed = framed.scale(PIXELS_PER_UNIT).translate(
+        PIXELS_PER_UNIT * width / 2, PIXELS_PER_UNIT * height / 2
+    )
+    size = (round(PIXELS_PER_UNIT * width), round(PIXELS_PER_UNIT * height))
+    drawing = svgwrite.Drawing(size=size, debug=False)
+    drawing.set_desc(title=description)
+    drawing.add(placed.accept(NamedSVG(drawing), Style.root(output_size=LINE_SCALE)))
+    return Picture(tidy(drawing.tostring()), description)
+
+
+def tidy(svg: str) -> str:
+    """`svg` with its geometry rounded to 3 decimals, so output is short and reproducible."""
+    root = ET.fromstring(svg)
+    for element in root.iter():
+        for name in ROUNDED_ATTRIBUTES:
+            if name in element.attrib:
+                element.attrib[name] = NUMBER.sub(round_number, element.attrib[name])
+            if name == "style" and name in element.attrib:
+                element.attrib[name] = " ".join(element.attrib[name].split())
+    ET.register_namespace("", "http://www.w3.org/2000/svg")
+    return ET.tostring(root, encoding="unicode") + "\n"
+
+
+def round_number(match: re.Match[str]) -> str:
+    """A number in an SVG attribute, rounded to 3 decimals without trailing zeros."""
+    text = f"{float(match.group()):.3f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def svg_to_png(svg: str) -> bytes:
+    """PNG bytes of `svg`, or a RuntimeError saying what to install."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import cairosvg
+    except (ImportError, OSError) as error:
+        raise RuntimeError(f"{PNG_HELP} ({error})") from None
+    return cairosvg.svg2png(bytestring=svg.encode("utf-8"))

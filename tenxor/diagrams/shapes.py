@@ -1,0 +1,86 @@
+"""The drawing vocabulary of the diagrams: boxes, labels and arrows, on chalk-diagrams.
+
+chalk is imported here and only here. Importing it reconfigures the global loguru logger
+(removing every handler and printing to stdout); that side effect is suppressed, and so are
+the warnings its imports raise, so drawing a diagram never changes a learner's logging.
+"""
+
+from __future__ import annotations
+
+import warnings
+from unittest import mock
+
+
+def _import_chalk_quietly() -> None:
+    """Import chalk without letting it touch loguru's handlers or raise warnings."""
+    from loguru import logger
+
+    with (
+        warnings.catch_warnings(),
+        mock.patch.object(logger, "remove"),
+        mock.patch.object(logger, "add"),
+    ):
+        warnings.simplefilter("ignore")
+        import chalk  # noqa: F401
+
+
+_import_chalk_quietly()
+
+from chalk import P2, ArrowOpts, concat, rectangle, strut, text  # noqa: E402
+from chalk.arrow import arrow_between  # noqa: E402
+from chalk.backend.svg import ToSVG  # noqa: E402
+from chalk.core import Primitive  # noqa: E402
+from chalk.shapes.text import Text  # noqa: E402
+from chalk.style import Style  # noqa: E402
+from chalk.types import Diagram  # noqa: E402
+from colour import Color  # noqa: E402
+
+WHITE = "#ffffff"
+INK = "#222222"  # lines and main labels
+FAINT = "#8a8a8a"  # secondary labels
+UNREACHED = "#e4e4e4"  # storage a layout never reads
+CHARACTER_WIDTH = 0.62  # of the font size: an estimate for sans-serif bold text
+
+__all__ = [
+    "FAINT", "INK", "UNREACHED", "WHITE", "Diagram", "LeftText", "Style", "ToSVG",
+    "arrow", "box", "concat", "label", "nothing",
+]  # fmt: skip
+
+
+def box(width: float, height: float, fill: str, line: str = INK, dashed: bool = False) -> Diagram:
+    """A filled rectangle centred on the origin."""
+    shape = rectangle(width, height).fill_color(Color(fill)).line_color(Color(line))
+    return shape.dashing([4, 3], 0) if dashed else shape
+
+
+class LeftText(Text):
+    """Text that starts at its origin instead of being centred on it."""
+
+
+def label(words: str, size: float, colour: str = INK, align: str = "centre") -> Diagram:
+    """Text centred on the origin (or starting there, with align="left").
+
+    chalk gives text no extent, so an invisible strut of the estimated width is added: a
+    picture is then sized to hold its labels.
+    """
+    width = CHARACTER_WIDTH * size * len(words)
+    if align == "left":
+        shape = Primitive.from_shape(LeftText(words, font_size=size))
+        space = strut(width, size).translate(width / 2, 0)
+    else:
+        shape, space = text(words, size), strut(width, size)
+    return shape.fill_color(Color(colour)).line_width(0) + space
+
+
+def arrow(start: tuple[float, float], end: tuple[float, float], colour: str = INK) -> Diagram:
+    """An arrow from `start` to `end`, its head touching `end`."""
+    style = ArrowOpts(
+        shaft_style=Style(line_color_=Color(colour)),
+        head_style=Style(fill_color_=Color(colour), line_color_=Color(colour)),
+    )
+    return arrow_between(P2(*start), P2(*end), style)
+
+
+def nothing() -> Diagram:
+    """The empty diagram."""
+    return concat([])
