@@ -1,4 +1,4 @@
-"""The `tenxor` command: check exercises, publish the student release, grade, verify."""
+"""The `tenxor` command: check exercises, publish the student release, grade, verify, draw."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ instructors:  tenxor release FOLDER     write the student release (solutions stu
               tenxor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
               tenxor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
               tenxor verify             run the gates that prove every exercise is graded
+diagrams:     tenxor draw --shape 3,4 --strides 1,3 -o layout.svg
+              tenxor draw --tensor "arange(12).view(3, 4)" --view "x.T" -o transpose.svg
+              tenxor draw --gallery diagrams/   render the whole gallery with its index
 
 Run `tenxor COMMAND --help` for the options of a command.
 """
@@ -110,6 +113,125 @@ def command_verify(arguments: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def ints(text: str) -> tuple[int, ...]:
+    """A comma-separated list of ints, as in "3,4" (an empty string is the shape ())."""
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        message = f"expected ints separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def floats(text: str) -> tuple[float, ...]:
+    """A comma-separated list of numbers."""
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        message = f"expected numbers separated by commas, got {text!r}"
+        raise argparse.ArgumentTypeError(message) from None
+
+
+def evaluated(expression: str, x: object = None) -> object:
+    """The value of a tenxor expression such as "arange(12).view(3, 4)" (x: the tensor)."""
+    import tenxor
+
+    names = {name: getattr(tenxor, name) for name in tenxor.__all__}
+    names.update(x=x, __builtins__={})
+    try:
+        return eval(expression, names)  # noqa: S307 - the instructor's own command line
+    except Exception as error:
+        raise ValueError(f"cannot evaluate {expression!r}: {error}") from None
+
+
+def tensor_of(expression: str, x: object = None):  # noqa: ANN201 - a Tenxor
+    """The tensor an expression makes, or a ValueError."""
+    from tenxor import Tenxor
+
+    t = evaluated(expression, x)
+    if not isinstance(t, Tenxor):
+        raise ValueError(f"{expression!r} gives a {type(t).__name__}, not a tensor")
+    return t
+
+
+def drawn(arguments: argparse.Namespace):  # noqa: ANN201 - a Picture
+    """The one diagram the options of `tenxor draw` ask for."""
+    from tenxor import diagrams
+    from tenxor.diagrams.figures import contiguous
+
+    if arguments.broadcast:
+        return diagrams.broadcast_diagram(*arguments.broadcast)
+    if arguments.bytes:
+        return diagrams.bytes_diagram(arguments.bytes)
+    if arguments.reduce is not None:
+        return diagrams.reduction_diagram(
+            arguments.reduce, arguments.dim, keepdim=arguments.keepdim
+        )
+    if arguments.tensor and arguments.view:
+        x = tensor_of(arguments.tensor)
+        return diagrams.view_diagram(x, tensor_of(arguments.view, x), "x", arguments.view,
+                                     arguments.arrows)  # fmt: skip
+    if arguments.tensor:
+        return diagrams.tensor_diagram(tensor_of(arguments.tensor), arguments.arrows, name="x")
+    strides = arguments.strides if arguments.strides is not None else contiguous(arguments.shape)
+    return diagrams.layout_diagram(arguments.shape, strides, arguments.offset,
+                                   arguments.storage_size, arrows=arguments.arrows)  # fmt: skip
+
+
+def command_draw(arguments: argparse.Namespace) -> int:
+    from tenxor.diagrams.gallery import write_gallery
+    from tenxor.diagrams.render import PngUnavailable
+
+    if arguments.gallery is not None:
+        written = write_gallery(arguments.gallery)
+        print(f"Wrote {len(written) - 1} diagrams and their index to {arguments.gallery}.")
+        return 0
+    if arguments.out is None:
+        raise ValueError("say where to write the diagram with -o FILE.svg (or FILE.png)")
+    if arguments.view and not arguments.tensor:
+        raise ValueError("--view needs --tensor: the tensor x that the view expression reads")
+    try:
+        drawn(arguments).save(arguments.out)
+    except PngUnavailable as error:
+        print(f"tenxor draw: {error}", file=sys.stderr)
+        return 2
+    print(f"Wrote {arguments.out}.")
+    return 0
+
+
+def draw_parser(commands: argparse._SubParsersAction) -> None:
+    """The options of `tenxor draw`."""
+    draw = commands.add_parser(
+        "draw",
+        help="render a stride diagram (or the whole gallery) to SVG or PNG",
+        description=(
+            "Render one diagram to a file for slides: a layout (--shape with --strides, "
+            "--offset), a tensor or a view given as tenxor expressions (names such as arange, "
+            "tensor, zeros are available; the view reads the tensor as x), the broadcasting of "
+            "shapes, a reduction, or the bytes of values. The file name's suffix picks SVG or "
+            "PNG (PNG needs CairoSVG and the cairo library). --gallery renders every figure."
+        ),
+    )
+    what = draw.add_mutually_exclusive_group(required=True)
+    what.add_argument("--gallery", type=Path, metavar="DIR", help="render the gallery into DIR")
+    what.add_argument("--shape", type=ints, help="a layout's shape, e.g. 3,4")
+    what.add_argument("--tensor", metavar="EXPR", help='e.g. "arange(12).view(3, 4)"')
+    what.add_argument("--broadcast", type=ints, nargs="+", metavar="SHAPE", help="e.g. 3,1 4")
+    what.add_argument("--reduce", type=ints, metavar="SHAPE", help="reduce SHAPE along --dim")
+    what.add_argument("--bytes", type=floats, metavar="VALUES", help="float32 and bfloat16 bytes")
+    draw.add_argument("--strides", type=ints, help="with --shape (default: row-major)")
+    draw.add_argument("--offset", type=int, default=0, help="with --shape: storage offset")
+    draw.add_argument("--storage-size", type=int, help="with --shape (default: just enough)")
+    draw.add_argument("--view", metavar="EXPR", help='with --tensor: a view of x, e.g. "x.T"')
+    draw.add_argument("--dim", type=int, default=-1, help="with --reduce (default -1)")
+    draw.add_argument("--keepdim", action="store_true", help="with --reduce")
+    draw.add_argument(
+        "--arrows", default=None, choices=("all", "none", "strides"),
+        help="which cells get an arrow (default: all of a small tensor, else strides)",
+    )  # fmt: skip
+    draw.add_argument("-o", "--out", type=Path, metavar="FILE", help="FILE.svg or FILE.png")
+    draw.set_defaults(run=command_draw)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     top = argparse.ArgumentParser(
@@ -176,6 +298,7 @@ def parser() -> argparse.ArgumentParser:
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)
+    draw_parser(commands)
     return top
 
 

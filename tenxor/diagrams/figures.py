@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from tenxor.strides import Layout
+
 from .layouts import (
     MAX_CELLS,
     Index,
@@ -82,7 +84,8 @@ def layout_diagram(
     "none", "strides" (index 0 and one step along each dim), a list of indices, or None
     for all arrows of a small tensor and the stride steps of a bigger one.
     """
-    shape, strides = tuple(shape), tuple(strides)
+    layout = Layout(tuple(shape), tuple(strides), offset)  # checks that shape and strides agree
+    shape, strides = layout.shape, layout.strides
     words = layout_words(shape, strides, offset)
     require_readable(len(indices(shape)), max_cells, f"a tensor of shape {shape}", SLICE_HINT)
     read = reads(shape, strides, offset)

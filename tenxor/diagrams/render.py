@@ -32,6 +32,10 @@ PNG_HELP = (
 )
 
 
+class PngUnavailable(RuntimeError):
+    """PNG output was asked for, but CairoSVG or the cairo library is missing."""
+
+
 @dataclass(frozen=True)
 class Picture:
     """A finished diagram: its SVG text and a one-line description of what it shows.
@@ -131,11 +135,11 @@ def round_number(match: re.Match[str]) -> str:
 
 
 def svg_to_png(svg: str) -> bytes:
-    """PNG bytes of `svg`, or a RuntimeError saying what to install."""
+    """PNG bytes of `svg`, or PngUnavailable saying what to install."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             import cairosvg
     except (ImportError, OSError) as error:
-        raise RuntimeError(f"{PNG_HELP} ({error})") from None
+        raise PngUnavailable(f"{PNG_HELP} ({error})") from None
     return cairosvg.svg2png(bytestring=svg.encode("utf-8"))
