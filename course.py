@@ -6,7 +6,8 @@
 
 Both create a virtual environment in .venv on first use and reinstall only when
 pyproject.toml changes. `test` runs ruff, then `tenxor verify` (whose first gate runs every
-test of the course, public and hidden), then the tests of the course tooling. Arguments
+test of the course, public and hidden), then the tests of the course tooling, diagrams
+included. Under CI (CI=true) it first installs Debian's Chromium for the browser tests. Arguments
 after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -22,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 EXTRAS = {"lab": "course", "test": "dev"}
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 def venv_python() -> Path:
@@ -52,6 +55,20 @@ def set_up(extra: str) -> None:
     stamp.write_text(digest)
 
 
+def browser_for_ci() -> None:
+    """Under CI (CI=true), install Debian's Chromium for the browser tests if it is missing."""
+    if os.environ.get("CI") != "true" or any(shutil.which(name) for name in BROWSERS):
+        return
+    if not shutil.which("apt-get"):
+        print("CI=true, but there is no Chromium and no apt-get: the browser tests will fail.")
+        return
+    print("Installing Chromium from Debian's packages for the browser tests ...", flush=True)
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    os.environ["DEBIAN_FRONTEND"] = "noninteractive"
+    if run(*sudo, "apt-get", "update", "-qq") == 0:
+        run(*sudo, "apt-get", "install", "-y", "-qq", "chromium")
+
+
 def lab() -> int:
     """Open the course in JupyterLab (as root, JupyterLab needs --allow-root)."""
     set_up(EXTRAS["lab"])
@@ -75,6 +92,7 @@ def test(pytest_args: list[str]) -> int:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
     verified = run(venv_python(), "-m", "tenxor.course.cli", "verify", "--course", ROOT)
+    browser_for_ci()
     tooling = run(venv_python(), "-m", "pytest", "tests/tooling")
     return verified or tooling
 
