@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .catalog import BY_ID, CATALOG
+
+if TYPE_CHECKING:
+    from tenxor import Tenxor
+    from tenxor.diagrams import Picture
 
 DESCRIPTION = """\
 The tenxor course tools.
@@ -143,7 +148,7 @@ def evaluated(expression: str, x: object = None) -> object:
         raise ValueError(f"cannot evaluate {expression!r}: {error}") from None
 
 
-def tensor_of(expression: str, x: object = None):  # noqa: ANN201 - a Tenxor
+def tensor_of(expression: str, x: object = None) -> Tenxor:
     """The tensor an expression makes, or a ValueError."""
     from tenxor import Tenxor
 
@@ -153,7 +158,7 @@ def tensor_of(expression: str, x: object = None):  # noqa: ANN201 - a Tenxor
     return t
 
 
-def drawn(arguments: argparse.Namespace):  # noqa: ANN201 - a Picture
+def drawn(arguments: argparse.Namespace) -> Picture:
     """The one diagram the options of `tenxor draw` ask for."""
     from tenxor import diagrams
     from tenxor.diagrams.figures import contiguous

@@ -9,11 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .alignment import broadcast_diagram
 from .figures import gather_diagram, layout_diagram, reduction_diagram, view_diagram
 from .memory import bytes_diagram
 from .render import Picture
+
+if TYPE_CHECKING:
+    from tenxor import Tenxor
 
 README = "README.md"
 
@@ -27,14 +31,14 @@ class Figure:
     draw: Callable[[], Picture]
 
 
-def matrix():  # noqa: ANN201 - a Tenxor; tenxor is imported late so drawing stays light
+def matrix() -> Tenxor:
     """The 3 x 4 matrix 0..11 that most figures start from."""
     import tenxor
 
     return tenxor.arange(12).view(3, 4)
 
 
-def of_arange(*shape: int):  # noqa: ANN201
+def of_arange(*shape: int) -> Tenxor:
     """arange viewed as `shape`."""
     import tenxor
 

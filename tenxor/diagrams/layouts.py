@@ -162,7 +162,8 @@ def chosen_arrows(shape: Sequence[int], arrows: str | Sequence[Index] | None) ->
             f"arrows must be 'all', 'none', 'strides' or a list of indices, got {arrows!r}"
         )
     chosen = [tuple(index) for index in arrows]
-    unknown = [index for index in chosen if index not in set(every)]
+    known = set(every)
+    unknown = [index for index in chosen if index not in known]
     if unknown:
         raise ValueError(f"arrows name indices {unknown} that are not in shape {tuple(shape)}")
     return chosen

@@ -18,7 +18,7 @@ from pathlib import Path
 import svgwrite
 from chalk.backend.svg import ToSVGShape
 
-from .shapes import WHITE, Diagram, LeftText, Style, ToSVG, box
+from .shapes import WHITE, ApplyName, BaseElement, Diagram, LeftText, Style, Text, ToSVG, box
 
 PIXELS_PER_UNIT = 44  # one tensor cell is one unit wide
 LINE_SCALE = 500  # chalk's reference size for line widths and arrow heads: fixed, so a
@@ -80,7 +80,7 @@ class NamedSVG(ToSVG):
         super().__init__(drawing)
         self.shape_renderer = NamedShapeSVG(drawing)
 
-    def visit_apply_name(self, diagram, style=None):  # noqa: ANN001, ANN201 - chalk's visitor
+    def visit_apply_name(self, diagram: ApplyName, style: Style | None = None) -> BaseElement:
         group = self.dwg.g(**{"data-name": str(diagram.dname)})
         group.add(diagram.diagram.accept(self, style))
         return group
@@ -89,7 +89,7 @@ class NamedSVG(ToSVG):
 class NamedShapeSVG(ToSVGShape):
     """chalk's SVG writer for shapes, which also writes left-aligned text."""
 
-    def visit_text(self, shape, style=None):  # noqa: ANN001, ANN201 - chalk's visitor
+    def visit_text(self, shape: Text, style: Style | None = None) -> BaseElement:
         element = super().visit_text(shape, style)
         if isinstance(shape, LeftText):
             element.attribs["transform"] = "translate(0, 0)"

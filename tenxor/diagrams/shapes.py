@@ -29,11 +29,12 @@ _import_chalk_quietly()
 from chalk import P2, ArrowOpts, concat, rectangle, strut, text  # noqa: E402
 from chalk.arrow import arrow_between  # noqa: E402
 from chalk.backend.svg import ToSVG  # noqa: E402
-from chalk.core import Primitive  # noqa: E402
+from chalk.core import ApplyName, Primitive  # noqa: E402
 from chalk.shapes.text import Text  # noqa: E402
 from chalk.style import Style  # noqa: E402
 from chalk.types import Diagram  # noqa: E402
 from colour import Color  # noqa: E402
+from svgwrite.base import BaseElement  # noqa: E402
 
 WHITE = "#ffffff"
 INK = "#222222"  # lines and main labels
@@ -42,7 +43,8 @@ UNREACHED = "#e4e4e4"  # storage a layout never reads
 CHARACTER_WIDTH = 0.62  # of the font size: an estimate for sans-serif bold text
 
 __all__ = [
-    "FAINT", "INK", "UNREACHED", "WHITE", "Diagram", "LeftText", "Style", "ToSVG",
+    "FAINT", "INK", "UNREACHED", "WHITE", "ApplyName", "BaseElement", "Diagram", "LeftText",
+    "Style", "Text", "ToSVG",
     "arrow", "box", "concat", "label", "nothing",
 ]  # fmt: skip
 
