@@ -7,8 +7,9 @@
 Both create a virtual environment in .venv on first use and reinstall only when
 pyproject.toml changes. `test` runs ruff, then `tenxor verify` (whose first gate runs every
 test of the course, public and hidden), then the tests of the course tooling, diagrams
-included. Under CI (CI=true) it first installs Debian's Chromium for the browser tests. Arguments
-after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
+included, and last `pytest --nbval` on the notebooks (they must reproduce their stored
+outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser tests.
+Arguments after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
 """
 
 from __future__ import annotations
@@ -94,7 +95,10 @@ def test(pytest_args: list[str]) -> int:
     verified = run(venv_python(), "-m", "tenxor.course.cli", "verify", "--course", ROOT)
     browser_for_ci()
     tooling = run(venv_python(), "-m", "pytest", "tests/tooling")
-    return verified or tooling
+    notebooks = 0
+    if (ROOT / "notebooks").exists():
+        notebooks = run(venv_python(), "-m", "pytest", "--nbval", "notebooks")
+    return verified or tooling or notebooks
 
 
 def main(argv: list[str]) -> int:

@@ -22,6 +22,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .catalog import BY_ID, CATALOG, prerequisites
 from .grading import import_problem
@@ -191,9 +192,18 @@ def gate_catalog(root: Path, reference: Run) -> Gate:
     return gate
 
 
+def first_check_cell(document: Any) -> int | None:
+    """The position of a notebook's first cell that calls check(), if any."""
+    for position, cell in enumerate(document.cells):
+        if cell.cell_type == "code" and "check(" in cell.source:
+            return position
+    return None
+
+
 def notebook_problems(notebook: Path, tree: Path) -> list[str]:
     """Run a notebook of the release in a fresh kernel until its first error; problems if that
-    error is anything but a NotImplementedError naming an exercise."""
+    error is anything but a NotImplementedError naming an exercise, or if it comes before the
+    notebook's first check() cell (a learner must get that far without finishing anything)."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -203,14 +213,25 @@ def notebook_problems(notebook: Path, tree: Path) -> list[str]:
     document.cells.insert(0, nbformat.v4.new_code_cell(setup))
     client = NotebookClient(document, timeout=120, kernel_name="python3")
     client.resources = {"metadata": {"path": str(notebook.parent)}}
+    name = notebook.relative_to(tree).as_posix()
     try:
         client.execute()
     except CellExecutionError as error:
         if error.ename != "NotImplementedError" or not UNFINISHED.match(error.evalue):
-            name = notebook.relative_to(tree).as_posix()
             return [
                 f"{name}: a cell raised something else than an unfinished exercise: "
                 f"{error.ename}: {error.evalue}"
+            ]
+        failed = next(
+            position
+            for position, cell in enumerate(document.cells)
+            if any(output.get("output_type") == "error" for output in cell.get("outputs", []))
+        )
+        first_check = first_check_cell(document)
+        if first_check is None or failed < first_check:
+            return [
+                f"{name}: cell {failed} raised before the notebook's first check() cell "
+                f"({error.evalue}); a learner must get there without finishing an exercise"
             ]
     return []
 

@@ -105,11 +105,24 @@ def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_pat
     notebook(
         course / "notebooks" / "01_fine.ipynb",
         "import tenxor\nprint(tenxor.float32)",
+        "from tenxor.course import check\ncheck('2.1')",
         "from tenxor.strides import contiguous_strides\ncontiguous_strides((2, 3))",
         "raise ValueError('never reached')",
     )
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
     assert gate.passed, describe(gate)
+
+    early = course / "notebooks" / "03_early.ipynb"
+    notebook(
+        early, "import tenxor\ntenxor.arange(6)", "from tenxor.course import check\ncheck('3.1')"
+    )
+    (gate,) = verify(course, ("notebooks",), say=lambda line: None)
+    assert gate.problems == [
+        "notebooks/03_early.ipynb: cell 1 raised before the notebook's first check() cell "
+        "(Exercise 2.1: Row-major strides (notebooks/02_strides.ipynb)); a learner must get "
+        "there without finishing an exercise"
+    ]
+    early.unlink()
 
     notebook(course / "notebooks" / "02_broken.ipynb", "import tenxor", "1 / 0")
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
