@@ -264,7 +264,10 @@ class Tenxor:
         front = picked.movedim(dim, 0)
         values = [v for i in chosen for v in front[i].values()]
         stacked = Tenxor.from_values(values, (len(chosen),) + front.shape[1:], self.dtype)
-        return stacked.movedim(0, _gathered_dim(items, position, dim)).contiguous()
+        moved = stacked.movedim(0, _gathered_dim(items, position, dim))
+        return (
+            moved if moved.ndim < 2 or _gathered_dim(items, position, dim) == 0 else moved.clone()
+        )
 
     # -- elementwise ----------------------------------------------------------------------------
 

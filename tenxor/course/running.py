@@ -89,7 +89,8 @@ class Run:
 
 def short_name(test: str) -> str:
     """A test's node id without its folder: test_strides.py::test_x[case]."""
-    return test.split("/")[-1]
+    path, _, name = test.partition("::")
+    return f"{path.rsplit('/', 1)[-1]}::{name}" if name else path.rsplit("/", 1)[-1]
 
 
 def child_environment(profile: str) -> dict[str, str]:

@@ -120,3 +120,10 @@ def test_the_release_installed_as_a_learner_does_tracks_progress(tmp_path):
     restore(learner, "1.3")
     after = table()
     assert after == {**before, "1.3": DONE}
+
+
+def test_a_short_test_name_drops_only_the_folders():
+    from tenxor.course.running import short_name
+
+    assert short_name("tests/hidden/test_views.py::test_x[a/b]") == "test_views.py::test_x[a/b]"
+    assert short_name("tests/test_views.py") == "test_views.py"

@@ -260,11 +260,19 @@ def test_importing_the_diagrams_leaves_logging_and_warnings_alone():
 def test_png_output_is_an_image_of_the_diagram(tmp_path):
     from PIL import Image
 
-    path = tenxor.arange(6).view(2, 3).draw().save(tmp_path / "t.png")
+    t = tenxor.arange(6).view(2, 3)
+    picture = t.draw()
+    fills = {part.fill for part in named(parts(picture.svg), "storage").values()}
+    path = picture.save(tmp_path / "t.png")
     with Image.open(path) as image:
         assert image.format == "PNG" and image.width > 100
-        colours = image.convert("RGB").getcolors(maxcolors=1 << 16)
-    assert len(colours) > 6  # the six cell colours, ink and white at least
+        pixels = image.width * image.height
+        colours = image.convert("RGB").getcolors(maxcolors=pixels)
+    counts = {"#{:02x}{:02x}{:02x}".format(*colour): count for count, colour in colours}
+    dark = sum(count for colour, count in counts.items() if int(colour[1:3], 16) < 60)
+    assert dark < 0.08 * pixels  # lines stay thin: no blocks of ink
+    for fill in fills:  # every cell colour fills the inside of its cells
+        assert counts.get(fill, 0) > 0.005 * pixels, fill
 
 
 def test_png_without_cairo_says_what_to_install(monkeypatch):
