@@ -6,6 +6,7 @@ byte-for-byte the same on every run and a test can tell when the folder is stale
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,21 +32,11 @@ class Figure:
     draw: Callable[[], Picture]
 
 
-def matrix() -> Tenxor:
-    """The 3 x 4 matrix 0..11 that most figures start from."""
-    import tenxor
-
-    return tenxor.arange(12).view(3, 4)
-
-
 def of_arange(*shape: int) -> Tenxor:
     """arange viewed as `shape`."""
     import tenxor
 
-    count = 1
-    for size in shape:
-        count *= size
-    return tenxor.arange(count).view(*shape)
+    return tenxor.arange(math.prod(shape)).view(*shape)
 
 
 def tensor_figure(
@@ -110,7 +101,7 @@ def figures() -> list[Figure]:
                            "storage cell.", (3, 1), "x.expand(3, 4)", lambda x: x.expand(3, 4)),
         Figure("12-gather-copy.svg",
                "x[[2, 0, 2]]: a list index gathers rows into new storage; it is a copy, and a "
-               "row may appear twice.", lambda: gather_diagram(matrix(), 0, [2, 0, 2])),
+               "row may appear twice.", lambda: gather_diagram(of_arange(3, 4), 0, [2, 0, 2])),
         Figure("13-broadcast.svg",
                "Broadcasting (4, 3, 2) with (3, 1): align right, pad with 1, stretch the 1s.",
                lambda: broadcast_diagram((4, 3, 2), (3, 1))),
