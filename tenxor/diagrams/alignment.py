@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from .parts import CAPTION_SIZE, MAIN_SIZE, SMALL_SIZE, Block, block_of, caption, stack
 from .render import Picture, render
-from .shapes import FAINT, INK, WHITE, Diagram, box, concat, label
+from .shapes import FAINT, INK, WHITE, Diagram, box, concat, label, text_width
 
 WIDTH = 1.9  # of one size box
 HEIGHT = 0.9
@@ -98,7 +98,7 @@ def legend(kinds: Sequence[str]) -> Block:
                      dashed=kind == "padded")  # fmt: skip
         parts.append((swatch + label(words, SMALL_SIZE, INK, "left").translate(0.45, 0))
                      .translate(0, row * 0.55))  # fmt: skip
-    width = 0.45 + max(0.62 * SMALL_SIZE * len(KINDS[kind][1]) for kind in kinds)
+    width = 0.45 + max(text_width(KINDS[kind][1], SMALL_SIZE) for kind in kinds)
     return Block(concat(parts), {}, -0.25, -0.2, width, 0.55 * len(kinds) - 0.35)
 
 

@@ -92,13 +92,14 @@ def layout_diagram(
     if storage_size is None:
         storage_size = max(read.values(), default=offset) + 1
     check_layout(read, storage_size, words)
-    colours = offset_colours(set(read.values()))
+    reached = set(read.values())
+    colours = offset_colours(reached)
     top, tensor, storage, bottom = stack(
         [
             caption(f"{name}: {words}"),
             tensor_block("tensor", shape, {i: colours[o] for i, o in read.items()},
                          cell_values(read, storage_values)),
-            storage_block("storage", storage_slots(set(read.values()), storage_size), colours,
+            storage_block("storage", storage_slots(reached, storage_size), colours,
                           storage_texts(storage_values)),
             caption(f"storage: {storage_size} elements, offsets 0 to {storage_size - 1}", FAINT),
         ],

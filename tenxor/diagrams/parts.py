@@ -10,7 +10,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .layouts import CELL, Index, Point, cell_centres, index_label, slot_centres
-from .shapes import FAINT, INK, UNREACHED, WHITE, Diagram, arrow, box, concat, label
+from .shapes import FAINT, INK, UNREACHED, WHITE, Diagram, arrow, box, concat, label, text_width
 
 ROW_GAP = 1.6  # between stacked blocks: room for arrows
 CAPTION_SIZE = 0.34
@@ -54,7 +54,7 @@ def block_of(diagram: Diagram, centres: Mapping[Hashable, Point], extra: float =
 
 def fitted_size(words: str, size: float = MAIN_SIZE) -> float:
     """A font size at which `words` fit inside a cell."""
-    return min(size, 0.95 * CELL / (0.62 * max(len(words), 1)))
+    return min(size, 0.95 * CELL / text_width(words or " ", 1.0))
 
 
 def cell(
@@ -121,7 +121,7 @@ def caption(words: str, colour: str = INK) -> Block:
 
 def titled(block: Block, words: str, colour: str = FAINT) -> Block:
     """`block` with `words` written to its left."""
-    width = 0.62 * CAPTION_SIZE * len(words)
+    width = text_width(words, CAPTION_SIZE)
     y = (block.top + block.bottom) / 2
     words_shape = label(words, CAPTION_SIZE, colour, "left").translate(block.left - width - 0.5, y)
     return Block(block.diagram + words_shape, block.centres, block.left - width - 0.5,

@@ -44,7 +44,7 @@ CHARACTER_WIDTH = 0.62  # of the font size: an estimate for sans-serif bold text
 
 __all__ = [
     "FAINT", "INK", "UNREACHED", "WHITE", "ApplyName", "BaseElement", "Diagram", "LeftText",
-    "Style", "Text", "ToSVG",
+    "Style", "Text", "ToSVG", "text_width",
     "arrow", "box", "concat", "label", "nothing",
 ]  # fmt: skip
 
@@ -53,6 +53,11 @@ def box(width: float, height: float, fill: str, line: str = INK, dashed: bool = 
     """A filled rectangle centred on the origin."""
     shape = rectangle(width, height).fill_color(Color(fill)).line_color(Color(line))
     return shape.dashing([4, 3], 0) if dashed else shape
+
+
+def text_width(words: str, size: float) -> float:
+    """The estimated width of `words` at font size `size`."""
+    return CHARACTER_WIDTH * size * len(words)
 
 
 class LeftText(Text):
@@ -65,7 +70,7 @@ def label(words: str, size: float, colour: str = INK, align: str = "centre") -> 
     chalk gives text no extent, so an invisible strut of the estimated width is added: a
     picture is then sized to hold its labels.
     """
-    width = CHARACTER_WIDTH * size * len(words)
+    width = text_width(words, size)
     if align == "left":
         shape = Primitive.from_shape(LeftText(words, font_size=size))
         space = strut(width, size).translate(width / 2, 0)
