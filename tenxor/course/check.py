@@ -19,6 +19,7 @@ from .running import Limits, Result, Run, run_tests, short_name
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=600.0)
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
+FAILED_CASES_NAMED = 3
 
 
 @dataclass(frozen=True)
@@ -105,14 +106,35 @@ def failure_in_words(result: Result) -> list[str]:
     return lines
 
 
+def cases_by_test(results: list[Result]) -> dict[str, list[Result]]:
+    """Results grouped by test function: the cases of one parametrized test share a key."""
+    groups: dict[str, list[Result]] = {}
+    for result in results:
+        groups.setdefault(short_name(result.test).split("[", 1)[0], []).append(result)
+    return groups
+
+
+def summary_line(test: str, cases: list[Result]) -> str:
+    """One line for a test and all its cases: PASS, or FAIL naming the first failing cases."""
+    failed = [short_name(case.test)[len(test) :] for case in cases if not case.passed]
+    if not failed:
+        return f"PASS  {test}" + (f"  ({len(cases)} cases)" if len(cases) > 1 else "")
+    if len(cases) == 1:
+        return f"FAIL  {test}"
+    named = ", ".join(failed[:FAILED_CASES_NAMED]) + (
+        ", ..." if len(failed) > FAILED_CASES_NAMED else ""
+    )
+    return f"FAIL  {test}  ({len(failed)} of {len(cases)} cases fail: {named})"
+
+
 def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status:
-    """Print one line per test of `item`, then its first failure explained; its status."""
+    """Print one line per test of `item` (its cases together), then its first failure explained;
+    its status."""
     results = [r for r in run.results.values() if r.exercise == item.id]
     status = status_of(root, item, results)
     out.write(f"Exercise {item.id}: {item.title} ({item.path}, {item.function})\n")
-    for result in results:
-        mark = "PASS" if result.passed else "FAIL"
-        out.write(f"  {mark}  {short_name(result.test)}\n")
+    for test, cases in cases_by_test(results).items():
+        out.write(f"  {summary_line(test, cases)}\n")
     for path, message in run.collect_errors.items():
         out.write(f"  ERROR {path} could not be loaded: {message}\n")
     if run.problem:

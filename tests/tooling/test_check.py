@@ -1,10 +1,11 @@
-"""check(): one line per test, the first failure in plain words, the unfinished exercise a
+"""check(): one line per test function, the first failure in plain words, the unfinished exercise a
 failure comes from, and a progress table; and the release as a learner installs it."""
 
 from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,8 +13,17 @@ from pathlib import Path
 import pytest
 
 from tenxor.course.catalog import BY_ID, CATALOG
-from tenxor.course.check import DONE, FAILING, NOT_STARTED, check_exercise, progress
+from tenxor.course.check import (
+    DONE,
+    FAILING,
+    NOT_STARTED,
+    cases_by_test,
+    check_exercise,
+    progress,
+    summary_line,
+)
 from tenxor.course.release import write_release
+from tenxor.course.running import Result
 from tests.tooling.submissions import ROOT, replace_stub, restore
 
 pytestmark = pytest.mark.provided
@@ -32,12 +42,35 @@ def checked(exercise_id: str, root: Path) -> tuple[str, str]:
     return status.state, out.getvalue()
 
 
-def test_a_finished_exercise_passes_every_test_one_line_each():
+def test_a_finished_exercise_passes_every_test_one_line_per_test_function():
     state, text = checked("2.2", ROOT)
     assert state == DONE
     lines = [line for line in text.splitlines() if line.startswith("  PASS")]
     assert len(lines) >= 5 and "FAIL" not in text
-    assert f"{len(lines)} of {len(lines)} tests passed: done (2 points)." in text
+    assert all("[" not in line for line in lines), "cases of one test share its line"
+    cases = sum(int(re.search(r"\((\d+) cases\)$", line)[1]) if "cases)" in line else 1
+                for line in lines)  # fmt: skip
+    assert f"{cases} of {cases} tests passed: done (2 points)." in text
+
+
+def result(test: str, passed: bool) -> Result:
+    return Result(test=f"tests/{test}", exercise="9.9", outcome="passed" if passed else "failed")
+
+
+def test_cases_of_one_test_share_a_line_that_names_the_first_failing_cases():
+    results = [result("test_a.py::test_one", True)]
+    results += [result(f"test_a.py::test_many[{k}]", k not in (1, 3, 4, 6)) for k in range(8)]
+    results += [result("test_b.py::test_lone", False)]
+    grouped = cases_by_test(results)
+    assert list(grouped) == ["test_a.py::test_one", "test_a.py::test_many", "test_b.py::test_lone"]
+    lines = [summary_line(test, cases) for test, cases in grouped.items()]
+    assert lines == [
+        "PASS  test_a.py::test_one",
+        "FAIL  test_a.py::test_many  (4 of 8 cases fail: [1], [3], [4], ...)",
+        "FAIL  test_b.py::test_lone",
+    ]
+    passing = [result(f"test_a.py::test_many[{k}]", True) for k in range(8)]
+    assert summary_line("test_a.py::test_many", passing) == "PASS  test_a.py::test_many  (8 cases)"
 
 
 def test_an_unstarted_exercise_says_where_to_write_it(release):
