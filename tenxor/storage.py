@@ -62,7 +62,7 @@ def promote(a: DType, b: DType) -> DType:
 def numel(shape: Sequence[int]) -> int:
     """The number of elements a tensor of this shape holds (1 for the 0-d shape `()`).
 
-    Raises ValueError if a size is negative.
+    Raises ValueError naming the shape and the negative size if a size is negative.
     """
     # BEGIN SOLUTION 1.1
     count = 1

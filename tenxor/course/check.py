@@ -121,6 +121,8 @@ def summary_line(test: str, cases: list[Result]) -> str:
         return f"PASS  {test}" + (f"  ({len(cases)} cases)" if len(cases) > 1 else "")
     if len(cases) == 1:
         return f"FAIL  {test}"
+    if len(failed) == len(cases):
+        return f"FAIL  {test}  (all {len(cases)} cases)"
     named = ", ".join(failed[:FAILED_CASES_NAMED]) + (
         ", ..." if len(failed) > FAILED_CASES_NAMED else ""
     )

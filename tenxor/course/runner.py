@@ -29,6 +29,10 @@ from .release import stub_message
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
 MESSAGE_LINES, MESSAGE_CHARS = 6, 600
+# pytest explains an assertion with "+  where" lines, nesting deeper ones further right.
+NESTED_DETAIL = re.compile(r"^\s*\+ {4,}\S")
+# How hypothesis introduces the smallest input that fails (the wording changed over versions).
+EXAMPLE_NOTES = ("Falsifying example", "Failing test case")
 
 
 class TimeLimitExceeded(BaseException):
@@ -71,6 +75,11 @@ def first_lines(text: str) -> str:
     return short if len(short) <= MESSAGE_CHARS else short[:MESSAGE_CHARS] + " ..."
 
 
+def without_nested_detail(message: str) -> str:
+    """An assertion message keeping pytest's first level of "+  where" explanations only."""
+    return "\n".join(line for line in message.splitlines() if not NESTED_DETAIL.match(line))
+
+
 def leaves(error: BaseException) -> list[BaseException]:
     """The exceptions inside an exception group (hypothesis reports several failures as one
     group), or the exception itself."""
@@ -105,9 +114,9 @@ def failure_in_words(error: BaseException, root: Path) -> dict[str, Any]:
     leaf = next((leaf for leaf, u in zip(found, unfinished) if u is None), found[0])
     notes = [note for note in getattr(leaf, "__notes__", []) if isinstance(note, str)]
     notes += [note for note in getattr(error, "__notes__", []) if isinstance(note, str)]
-    example = next((note for note in notes if note.startswith("Falsifying")), None)
+    example = next((note for note in notes if note.startswith(EXAMPLE_NOTES)), None)
     return {
-        "message": first_lines(f"{type(leaf).__name__}: {leaf}"),
+        "message": first_lines(without_nested_detail(f"{type(leaf).__name__}: {leaf}")),
         "example": first_lines(example) if example else None,
         "where": where_in_package(leaf, root),
         "unfinished": unfinished[0] if all(unfinished) else None,

@@ -8,10 +8,10 @@ from .alignment import broadcast_diagram
 from .figures import gather_diagram, layout_diagram, reduction_diagram, tensor_diagram, view_diagram
 from .layouts import MAX_CELLS, DiagramTooLarge
 from .memory import bytes_diagram
-from .render import Picture
+from .render import Picture, Row, side_by_side
 
 __all__ = [
-    "MAX_CELLS", "DiagramTooLarge", "Picture", "broadcast_diagram", "bytes_diagram",
-    "gather_diagram", "layout_diagram",
-    "reduction_diagram", "tensor_diagram", "view_diagram",
+    "MAX_CELLS", "DiagramTooLarge", "Picture", "Row", "broadcast_diagram", "bytes_diagram",
+    "gather_diagram", "layout_diagram", "reduction_diagram", "side_by_side", "tensor_diagram",
+    "view_diagram",
 ]  # fmt: skip

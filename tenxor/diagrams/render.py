@@ -32,6 +32,9 @@ PNG_HELP = (
 )
 
 
+ROW_STYLE = "display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start"
+
+
 class PngUnavailable(RuntimeError):
     """PNG output was asked for, but CairoSVG or the cairo library is missing."""
 
@@ -71,6 +74,25 @@ class Picture:
         else:
             raise ValueError(f"cannot save a diagram as {path.name!r}: use a .svg or .png name")
         return path
+
+
+@dataclass(frozen=True)
+class Row:
+    """Pictures shown next to each other in a notebook (wrapping when the page is narrow)."""
+
+    pictures: tuple[Picture, ...]
+
+    def __repr__(self) -> str:
+        return "\n".join(repr(picture) for picture in self.pictures)
+
+    def _repr_html_(self) -> str:
+        images = "".join(picture._repr_html_() for picture in self.pictures)
+        return f'<div style="{ROW_STYLE}">{images}</div>'
+
+
+def side_by_side(*pictures: Picture) -> Row:
+    """The pictures in one row, to compare layouts at a glance."""
+    return Row(pictures)
 
 
 class NamedSVG(ToSVG):

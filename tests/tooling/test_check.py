@@ -69,8 +69,10 @@ def test_cases_of_one_test_share_a_line_that_names_the_first_failing_cases():
         "FAIL  test_a.py::test_many  (4 of 8 cases fail: [1], [3], [4], ...)",
         "FAIL  test_b.py::test_lone",
     ]
-    passing = [result(f"test_a.py::test_many[{k}]", True) for k in range(8)]
-    assert summary_line("test_a.py::test_many", passing) == "PASS  test_a.py::test_many  (8 cases)"
+    for passed, summary in [(True, "PASS  test_a.py::test_many  (8 cases)"),
+                            (False, "FAIL  test_a.py::test_many  (all 8 cases)")]:  # fmt: skip
+        cases = [result(f"test_a.py::test_many[{k}]", passed) for k in range(8)]
+        assert summary_line("test_a.py::test_many", cases) == summary
 
 
 def test_an_unstarted_exercise_says_where_to_write_it(release):
@@ -100,6 +102,26 @@ def test_a_wrong_answer_is_explained_in_plain_words(tmp_path):
     first = text.split("First failure, ")[1]
     assert "Error" in first and "Traceback" not in first
     assert len(first.splitlines()) <= 12
+
+
+def test_a_wrong_answer_found_by_hypothesis_shows_the_smallest_failing_input(tmp_path):
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    zero_for_0_d = """
+if any(size < 0 for size in shape):
+    raise ValueError(f"shape {tuple(shape)} has a negative size: {min(shape)}")
+count = 1 if shape else 0
+for size in shape:
+    count *= size
+return count
+"""
+    replace_stub(learner, "1.1", zero_for_0_d)
+    state, text = checked("1.1", learner)
+    assert state == FAILING
+    first = text.split("First failure, ")[1]
+    assert "assert 0 == 1" in first and "where 0 = numel(())" in first
+    assert "shape=()" in first  # the example hypothesis shrank the failure to
+    assert not re.search(r"^\s*\+ {4,}where", first, re.M), "nested pytest detail is left out"
 
 
 def test_progress_table_lists_every_exercise_with_points(release):

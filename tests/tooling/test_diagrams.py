@@ -24,7 +24,7 @@ from tenxor.diagrams import (
     reduction_diagram,
     view_diagram,
 )
-from tenxor.diagrams.render import Picture, PngUnavailable
+from tenxor.diagrams.render import Picture, PngUnavailable, side_by_side
 
 from .svg_parts import inside, named, parts, target_of
 
@@ -242,6 +242,17 @@ def test_a_picture_shows_as_an_img_with_a_fixed_text_repr():
     encoded = html.split("base64,")[1].split('"')[0]
     assert base64.b64decode(encoded).decode() == first.svg
     assert not hasattr(first, "_repr_svg_")  # hidden in untrusted notebooks
+
+
+def test_pictures_side_by_side_show_every_image_in_one_row():
+    t = tenxor.arange(6).view(2, 3)
+    pictures = (t.draw(name="t"), t.T.draw(name="t.T"))
+    row = side_by_side(*pictures)
+    assert repr(row) == f"{pictures[0]!r}\n{pictures[1]!r}"
+    html = row._repr_html_()
+    assert html.startswith('<div style="display: flex') and html.endswith("</div>")
+    assert [p._repr_html_() in html for p in pictures] == [True, True]
+    assert html.count("<img ") == 2
 
 
 def test_importing_the_diagrams_leaves_logging_and_warnings_alone():
