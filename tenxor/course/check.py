@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -20,6 +21,7 @@ from .running import Limits, Result, Run, run_tests, short_name
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=600.0)
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
 FAILED_CASES_NAMED = 3
+LINE_WIDTH = 90  # explanations wrap to fit a notebook's output area
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,11 @@ def failure_in_words(result: Result) -> list[str]:
     """The lines that explain one failed test to a learner."""
     if result.unfinished and result.unfinished != result.exercise:
         needed = BY_ID[result.unfinished]
-        return [
+        return textwrap.wrap(
             f"This test needs exercise {needed.id} ({needed.title}, {needed.path}: "
-            f"{needed.function}), which is not finished yet. Do that one first, then check again."
-        ]
+            f"{needed.function}), which is not finished yet. Do that one first, then check again.",
+            width=LINE_WIDTH,
+        )
     if result.unfinished:
         mine = BY_ID[result.unfinished]
         return [

@@ -31,7 +31,8 @@ def stored(values: Sequence[float], dtype: str) -> tuple[bytes, list[float]]:
     if dtype == "bfloat16":
         from ml_dtypes import bfloat16
 
-        array = np.array(values, dtype=np.float64).astype(bfloat16)
+        # through float32 first, as tenxor's Storage rounds a bfloat16 (no double rounding)
+        array = np.array(values, dtype=np.float32).astype(bfloat16)
         raw = array.view("<u2").tobytes()
     else:
         array = np.array(values, dtype=np.dtype(dtype).newbyteorder("<"))
