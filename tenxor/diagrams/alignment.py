@@ -128,7 +128,9 @@ def broadcast_diagram(*shapes: Sequence[int], names: Sequence[str] | None = None
     padded = [(None,) * (ndim - len(shape)) + shape for shape in shapes]
     results = [column_size([row[c] for row in padded]) for c in range(ndim)]
     kinds = {entry_kind(size, result) for row in padded for size, result in zip(row, results)}
-    shown = [kind for kind in KINDS if kind in kinds | {"result"}]
+    if any(result is not None for result in results):
+        kinds.add("result")
+    shown = [kind for kind in KINDS if kind in kinds]
     words = verdict(padded, results)
     title = caption(" with ".join(f"{n} {s}" for n, s in zip(names, shapes)))
     blocks = stack([title, table(names, padded, results), caption(words), legend(shown)],

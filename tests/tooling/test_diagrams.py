@@ -164,6 +164,7 @@ def test_broadcasting_aligns_right_pads_and_marks_stretched_dims(shapes):
     texts = [found[f"result/result/{dim}"].texts[0] for dim in range(-ndim, 0)]
     assert tuple(int(t) for t in texts) == result
     assert not any(name.startswith("clash/") for name in found)
+    assert "result size" in broadcast_diagram(*shapes).svg  # in the legend
 
 
 def test_a_broadcasting_error_highlights_the_offending_dim():
@@ -176,6 +177,7 @@ def test_a_broadcasting_error_highlights_the_offending_dim():
                        "clash/b/-2", "clash/result/-2"}  # fmt: skip
     assert len({found[name].fill for name in clashes}) == 1
     assert "cannot broadcast: dim -1 has sizes 2 and 3" in picture.svg
+    assert "result size" not in picture.svg  # no dim has a result, so the legend omits it
 
 
 def bfloat16_bits(value: float) -> int:
