@@ -26,8 +26,12 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
     """The shape that all `shapes` broadcast to.
 
     Line the shapes up from the right; in each position the sizes must be equal or 1, and the
-    result takes the size that is not 1. A missing dim counts as size 1. Raises ValueError,
-    naming the shapes, when two sizes that are not 1 differ.
+    result takes the size that is not 1. A missing dim counts as size 1.
+
+    Raises ValueError when two sizes that are not 1 differ, naming every shape (as tuples, in the
+    order given) and then the two sizes, the earlier shape's first, e.g.
+    `shapes (2, 3), (3,), (4, 1) cannot be broadcast: sizes 2 and 4 meet at dim -2`. Raises
+    ValueError for a negative size, naming it, e.g. `shape (2, -1) has a negative size -1`.
     """
     # BEGIN SOLUTION 4.1
     ndim = max((len(shape) for shape in shapes), default=0)
@@ -54,8 +58,13 @@ def expand_layout(layout: Layout, shape: Sequence[int]) -> Layout:
     """The layout stretched to `shape` without copying: new dims are added on the left, and
     dims of size 1 grow to the target size with stride 0.
 
-    Raises ValueError, naming both shapes, if the target has fewer dims or a dim that is
-    neither 1 nor the target size.
+    Raises ValueError if the target has fewer dims, naming the layout's shape, the target shape and
+    then "fewer dims", e.g. `cannot expand shape (2, 3) to (3,): the target has fewer dims`. Raises
+    ValueError if a dim's size is neither 1 nor its target size, naming both shapes, then the dim
+    (counted in the layout's own dims) and its size, e.g.
+    `cannot expand shape (2, 3) to (4, 3): dim 0 has size 2, which is neither 4 nor 1`, and if a
+    target size is negative, naming both shapes and then that size, e.g.
+    `cannot expand shape (1,) to (-2,): size -2 is negative`.
     """
     # BEGIN SOLUTION 4.2
     shape = tuple(shape)
@@ -125,7 +134,10 @@ def read_values(data: Values, layout: Layout) -> list[Any]:
 
 
 def map_values(fn: Callable[[Any], Any], data: Values, layout: Layout) -> list[Any]:
-    """`fn` applied to every element the layout reads, in row-major order."""
+    """`fn` applied to every element the layout reads, in row-major order.
+
+    Raises whatever `fn` raises, unchanged.
+    """
     # BEGIN SOLUTION 4.5
     return list(map(fn, read_values(data, layout)))
     # END SOLUTION 4.5
@@ -139,7 +151,13 @@ def zip_values(
     layout_b: Layout,
 ) -> tuple[Shape, list[Any]]:
     """The broadcast shape of the two layouts and `fn(a, b)` for every pair of elements that
-    meet in it, in row-major order."""
+    meet in it, in row-major order.
+
+    Raises ValueError, as broadcast_shapes does, if the shapes do not broadcast, naming a's shape,
+    b's shape and then the two sizes that differ (a's first), e.g.
+    `shapes (2, 3), (2,) cannot be broadcast: sizes 3 and 2 meet at dim -1`. Raises whatever `fn`
+    raises, unchanged.
+    """
     # BEGIN SOLUTION 4.6
     shape = broadcast_shapes(layout_a.shape, layout_b.shape)
     a = read_values(data_a, expand_layout(layout_a, shape))

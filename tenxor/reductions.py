@@ -34,8 +34,12 @@ def reduce_values(
     """Fold every run of elements along `dims` (None: all dims) into one value.
 
     Returns the result's shape (reduced dims removed, or kept with size 1 when `keepdim`) and
-    its values in row-major order. `fold` takes the list of one run's elements. Raises
-    IndexError for a dim out of range and ValueError for a dim named twice.
+    its values in row-major order. `fold` takes the list of one run's elements.
+
+    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
+    e.g. `dim 2 is out of range for a tensor with 2 dims`. Raises ValueError for a dim named twice,
+    naming the dims as given, e.g. `dims (0, 0) name the same dim twice`. Raises TypeError for a dim
+    that is not an int, naming it, e.g. `dim must be an int, got 1.0`.
     """
     # BEGIN SOLUTION 5.1
     reduced = normalize_dims(dims, layout.ndim)
@@ -60,6 +64,9 @@ def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
     """The average of the elements along `dim` (None: all of them): their sum over their count.
 
     Integer and bool tensors give float64 means; an empty run gives nan.
+
+    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
+    e.g. `dim 2 is out of range for a tensor with 2 dims`.
     """
     # BEGIN SOLUTION 5.2
     count = 1
@@ -88,7 +95,12 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
 
     The last two dims are matrices and the dims before them broadcast as batch dims; a 1-D
     `a` is a row vector and a 1-D `b` a column vector, and their added dim is removed again.
-    Raises ValueError, naming both shapes, for a 0-d operand or inner dims that differ.
+    Raises ValueError for a 0-d operand, naming both shapes (a's first), e.g.
+    `matmul needs at least 1 dim in each operand, got () @ (2, 3)`. Raises ValueError for inner dims
+    that differ, naming both shapes and then the two inner sizes (a's first), e.g.
+    `matmul of shapes (2, 3) and (4, 2): inner dims 3 and 4 differ`. Raises ValueError for batch
+    dims that do not broadcast, naming both shapes, then both batch shapes and then "broadcast",
+    e.g. `matmul of shapes (2, 2, 3) and (3, 3, 4): batch dims (2,) and (3,) do not broadcast`.
     """
     # BEGIN SOLUTION 5.4
     if a.ndim == 0 or b.ndim == 0:
@@ -120,7 +132,11 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
 
 def softmax(t: Tenxor, dim: int) -> Tenxor:
     """exp(t) normalised to sum to 1 along `dim`, computed without overflow by subtracting
-    each run's maximum first (which leaves the result unchanged)."""
+    each run's maximum first (which leaves the result unchanged).
+
+    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
+    e.g. `dim 2 is out of range for a tensor with 2 dims`.
+    """
     # BEGIN SOLUTION 5.5
     shifted = t - t.max(dim, keepdim=True)
     weights = shifted.exp()
@@ -132,6 +148,12 @@ def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
     """softmax along `dim` over only the elements where `mask` is true (mask broadcasts to t).
 
     Masked-out elements get weight 0, and a run with no element left gives all zeros.
+
+    Raises ValueError if `mask` does not broadcast to `t`, naming the mask's shape, then t's shape,
+    then the two sizes that differ (the mask's first), e.g.
+    `shapes (2,), (2, 3) cannot be broadcast: sizes 2 and 3 meet at dim -1`. Raises IndexError for a
+    dim out of range, naming the dim as given and then the number of dims, e.g.
+    `dim 2 is out of range for a tensor with 2 dims`.
     """
     # BEGIN SOLUTION 5.6
     masked = t.where(mask, -math.inf)

@@ -122,8 +122,11 @@ def column_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
 def index_to_offset(index: Sequence[int], layout: Layout) -> int:
     """The storage offset of the element at `index` (one int per dim, each in range).
 
-    Raises IndexError, naming the index and shape, for a wrong number of entries or an entry
-    outside 0 to size - 1 (negative entries included).
+    Raises IndexError if `index` has the wrong number of entries, naming the index, its length
+    ("1 entry", "3 entries"), the shape and its number of dims ("2 dims"), index and shape as
+    tuples, e.g. `index (1,) has 1 entry but shape (2, 3) has 2 dims`. Raises IndexError if an
+    entry is outside 0 to size - 1 (negative entries included), naming the entry, its dim and that
+    dim's size, e.g. `index 3 is out of range for dim 1 of size 3`.
     """
     # BEGIN SOLUTION 2.3
     if len(index) != layout.ndim:
@@ -144,7 +147,8 @@ def offset_to_index(offset: int, shape: Sequence[int]) -> Index:
     """The index of the element at `offset` in a contiguous row-major tensor of `shape`
     (storage offset 0): the inverse of index_to_offset.
 
-    Raises IndexError, naming the offset and shape, if `offset` is not in 0 to numel - 1.
+    Raises IndexError, naming the offset and then the shape (as a tuple), if `offset` is not in 0 to
+    numel - 1, e.g. `offset 6 is out of range for shape (2, 3)`.
     """
     # BEGIN SOLUTION 2.4
     count = 1
@@ -166,7 +170,13 @@ def next_index(index: Sequence[int], shape: Sequence[int]) -> Index | None:
     """The index after `index` in row-major order, or None after the last one.
 
     Like an odometer: the last dim counts up; when it passes its size it wraps to 0 and the
-    dim before it counts up by one. Raises IndexError if `index` does not fit `shape`.
+    dim before it counts up by one.
+
+    Raises IndexError if `index` has the wrong number of entries, naming the index, its length
+    ("1 entry", "3 entries"), the shape and its number of dims ("2 dims"), index and shape as
+    tuples, e.g. `index (0,) has 1 entry but shape (2, 3) has 2 dims`. Raises IndexError if an
+    entry is outside 0 to size - 1 (negative entries included), naming the entry, its dim and that
+    dim's size, e.g. `index 3 is out of range for dim 1 of size 3`.
     """
     # BEGIN SOLUTION 2.5
     if len(index) != len(shape):

@@ -25,8 +25,14 @@ def infer_shape(shape: Sequence[int], numel: int) -> Shape:
     """`shape` with its one `-1` (if any) replaced by the size that makes it hold `numel`
     elements.
 
-    Raises ValueError for two `-1`s, other negative sizes, a `-1` that cannot be inferred, or
-    a shape that does not hold exactly `numel` elements.
+    Raises ValueError, naming the shape (as a tuple), for two `-1`s, e.g.
+    `shape (-1, -1) has more than one -1`, or a `-1` that cannot be inferred because the other sizes
+    hold 0 elements, e.g. `cannot infer the -1 in shape (0, -1)`. Raises ValueError for any other
+    negative size, naming the shape and then that size, e.g. `shape (2, -2) has a negative size -2`.
+    Raises ValueError if no size for the `-1` makes the shape hold `numel` elements, naming the
+    shape and then `numel`, e.g. `shape (4, -1) cannot hold 6 elements`, and if a shape without `-1`
+    does not hold exactly `numel` elements, naming the shape, how many it holds and then `numel`,
+    e.g. `shape (4, 2) holds 8 elements but the tensor has 6`.
     """
     # BEGIN SOLUTION 3.1
     shape = tuple(shape)
@@ -57,7 +63,11 @@ def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> La
     """The layout without dim `dim` (or without each of several dims), which must have size 1.
     With `dim=None`, every dim of size 1 is removed.
 
-    Raises IndexError for a dim out of range and ValueError for a dim whose size is not 1.
+    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
+    e.g. `dim 3 is out of range for a tensor with 3 dims`. Raises ValueError for a dim whose size is
+    not 1, naming the dim, its size and then the shape, e.g.
+    `cannot squeeze dim 0 of size 2 in shape (2, 1, 3)`. Raises TypeError for a dim that is not an
+    int, naming it, e.g. `dim must be an int, got 1.5`.
     """
     # BEGIN SOLUTION 3.2
     if dim is None:
@@ -82,7 +92,9 @@ def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> La
 def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
     """The layout with a new dim of size 1 inserted at position `dim` (-1 appends it).
 
-    Raises IndexError unless -(ndim + 1) <= dim <= ndim.
+    Raises IndexError unless -(ndim + 1) <= dim <= ndim, naming the dim and then the shape, e.g.
+    `dim 4 is out of range for unsqueeze on shape (2, 1, 3)`. Raises TypeError for a dim that is not
+    an int, naming it, e.g. `dim must be an int, got 1.5`.
     """
     # BEGIN SOLUTION 3.3
     ndim = layout.ndim
@@ -106,8 +118,12 @@ def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
 def permute_layout(layout: Layout, dims: Sequence[int]) -> Layout:
     """The layout whose dim k is dim `dims[k]` of the input: the same elements, reordered dims.
 
-    Raises ValueError if `dims` is not a permutation of the dims (wrong length, a repeat) and
-    IndexError for a dim out of range.
+    Raises ValueError if `dims` has the wrong length, naming `dims` as given (as a tuple), its
+    length as "N entries", the shape and its number of dims as "N dims", e.g.
+    `permutation (0, 1) has 2 entries but shape (2, 1, 3) has 3 dims`. Raises ValueError if `dims`
+    names a dim twice (also as -1 and its positive twin), naming `dims` as given, e.g.
+    `permutation (0, 0, 1) names a dim twice`. Raises IndexError for a dim out of range, naming the
+    dim as given and then the number of dims, e.g. `dim 3 is out of range for a tensor with 3 dims`.
     """
     # BEGIN SOLUTION 3.4
     dims = tuple(dims)
@@ -133,8 +149,18 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
 
     An int picks one position and drops its dim; a slice keeps the dim with fewer elements
     and a larger stride; None inserts a new dim of size 1; `...` stands for as many full
-    slices as needed. Raises IndexError for an int out of range, too many indices or two
-    `...`, and TypeError for anything else in the key (a float, a bool, a string).
+    slices as needed.
+
+    Raises IndexError for an int out of range, naming the int as given, its dim (counted in
+    `layout`, so a None does not count) and that dim's size, e.g.
+    `index -4 is out of range for dim 1 of size 3`. Raises IndexError for too many indices, naming
+    how many there are and then the shape, e.g. `too many indices: 3 given for shape (2, 3)`. Raises
+    IndexError for two `...`, naming `'...'` and then the key as repr() shows it, e.g.
+    `an index can hold at most one '...', got (Ellipsis, 0, Ellipsis)`. Raises TypeError for
+    anything else in the key (a float, a bool, a string), naming the item as repr() shows it and
+    then its type, e.g. `an index must be an int, a slice, None or '...', got 1.5 (float)`. Raises
+    ValueError for a slice step of 0, with the words "step" and "zero", e.g.
+    `slice step cannot be zero` (Python's own message).
     """
     # BEGIN SOLUTION 3.5
     items = key if isinstance(key, tuple) else (key,)
@@ -178,7 +204,10 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
 def view_layout(layout: Layout, shape: Sequence[int]) -> Layout | None:
     """A layout of the new `shape` (one `-1` allowed) that reads the same elements in the same
     row-major order without moving them, or None when the strides cannot express it (then
-    only a copy can have that shape). Raises ValueError as infer_shape does.
+    only a copy can have that shape).
+
+    Raises ValueError, with infer_shape's messages, if `shape` cannot hold the layout's elements,
+    e.g. `shape (4, 2) holds 8 elements but the tensor has 6`.
     """
     # BEGIN SOLUTION 3.6
     count = 1

@@ -132,7 +132,7 @@ BAD_INPUTS = [
     # 2.3 index -> offset
     bad("2.3", "index-to-offset-short-index",
         lambda: index_to_offset((1,), Layout((2, 3), (3, 1))), IndexError,
-        names("(1,)", "1 entries", "(2, 3)", "2 dims")),
+        names("(1,)", "1 entr", "(2, 3)", "2 dims")),
     bad("2.3", "index-to-offset-entry-too-large",
         lambda: index_to_offset((1, 3), Layout((2, 3), (3, 1))), IndexError,
         names("index 3", "dim 1", "size 3")),
@@ -148,7 +148,7 @@ BAD_INPUTS = [
     bad("2.5", "next-index-entry-out-of-range", lambda: next_index((0, 3), (2, 3)), IndexError,
         names("index 3", "dim 1", "size 3")),
     bad("2.5", "next-index-wrong-length", lambda: next_index((0,), (2, 3)), IndexError,
-        names("(0,)", "1 entries", "(2, 3)", "2 dims")),
+        names("(0,)", "1 entr", "(2, 3)", "2 dims")),
     # 3.1 inferring -1
     bad("3.1", "infer-two-minus-ones", lambda: infer_shape((-1, -1), 6), ValueError,
         names("(-1, -1)")),
@@ -248,7 +248,7 @@ BAD_INPUTS = [
         names("(1,)", "(-2,)", "-2")),
     # 4.4 reading values (printing)
     bad("provided", "tprint-wrong-number-of-dims",
-        lambda: tenxor.tprint(matrix(), (0,)), ValueError, names("(0,)", "1 entries", "2 dims")),
+        lambda: tenxor.tprint(matrix(), (0,)), ValueError, names("(0,)", "1 entr", "2 dims")),
     # 4.5 map
     bad("4.5", "map-float-into-int64", lambda: ints(1, 2).map(lambda x: x + 0.5), TypeError,
         names("int64", "1.5")),

@@ -8,6 +8,7 @@ outputs. The same source tree always gives the same release, byte for byte.
 
 from __future__ import annotations
 
+import ast
 import shutil
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
@@ -61,6 +62,20 @@ def stubbed_source(path: Path) -> str:
         stub = stub_line(BY_ID[region.exercise_id], region.indent)
         lines[region.begin - 1 : region.end] = [stub]
     return "".join(lines)
+
+
+def released_function(exercise_id: str) -> str:
+    """The source of an exercise's function as the student release has it: signature,
+    docstring and the one-line stub."""
+    item = BY_ID[exercise_id]
+    path = Path(__file__).resolve().parents[2] / item.path
+    source = stubbed_source(path)
+    found = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef) and node.name == item.function
+    )
+    return ast.get_source_segment(source, found, padded=True) or ""
 
 
 def probed_source(path: Path) -> str:

@@ -12,7 +12,7 @@ import pytest
 
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.regions import MARKER, RegionError, find_regions
-from tenxor.course.release import write_release
+from tenxor.course.release import released_function, write_release
 from tests.tooling.submissions import copy_of_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -64,6 +64,18 @@ def test_every_region_becomes_its_stub_line_at_the_region_indentation(course, tm
         text = path.read_text()
         assert not any(MARKER.match(line) for line in text.splitlines()), path
         compile(text, str(path), "exec")
+
+
+@pytest.mark.parametrize("exercise", CATALOG, ids=str)
+def test_a_released_function_is_shown_as_the_release_has_it(exercise, tmp_path_factory):
+    shown = released_function(exercise.id)
+    lines = shown.splitlines()
+    assert lines[0].startswith(f"def {exercise.function}(") and '"""' in shown
+    assert STUB.match(lines[-1]) and f"Exercise {exercise.id}:" in lines[-1]
+    release = tmp_path_factory.getbasetemp() / "whole-release"
+    if not release.exists():
+        write_release(ROOT, release)
+    assert shown in (release / exercise.path).read_text(encoding="utf-8")
 
 
 def test_the_release_leaves_instructor_files_behind_and_keeps_notebook_outputs(course, tmp_path):
