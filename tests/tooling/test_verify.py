@@ -26,8 +26,10 @@ def test_column_major_strides_of_a_vector_equal_its_row_major_strides():
 
 
 def copy_of_course(destination: Path, test_files: tuple[str, ...] = ("test_strides.py",)) -> Path:
-    """The course with its solutions and only some of its test files (to keep runs short)."""
+    """The course with its solutions, only some of its test files and none of its notebooks
+    (to keep runs short)."""
     copy_of_reference(destination)
+    shutil.rmtree(destination / "notebooks", ignore_errors=True)
     shutil.rmtree(destination / "tests" / "hidden")
     for path in (destination / "tests").glob("test_*.py"):
         if path.name not in test_files:
