@@ -94,12 +94,13 @@ def test(pytest_args: list[str]) -> int:
         return lint
     verified = run(venv_python(), "-m", "tenxor.course.cli", "verify", "--course", ROOT)
     browser_for_ci()
-    # Test files run side by side, one per core (their tests share module-wide set-ups).
-    parallel = ["-n", "auto", "--dist", "loadfile"]
+    # The tooling's test files run side by side, one per core (a file's tests share their
+    # module-wide set-ups); the notebooks one after another, each in a fresh kernel.
+    parallel = ("-n", "auto", "--dist", "loadfile")
     tooling = run(venv_python(), "-m", "pytest", *parallel, "tests/tooling")
     notebooks = 0
     if (ROOT / "notebooks").exists():
-        notebooks = run(venv_python(), "-m", "pytest", *parallel, "--nbval", "notebooks")
+        notebooks = run(venv_python(), "-m", "pytest", "--nbval", "notebooks")
     return verified or tooling or notebooks
 
 

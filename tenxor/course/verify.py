@@ -17,11 +17,9 @@
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -249,10 +247,8 @@ def gate_notebooks(root: Path, scratch: Path) -> Gate:
     problem = import_problem(release, VERIFY_LIMITS)
     if problem:
         gate.problems.append(f"the release does not import: {problem}")
-    # Each notebook runs in its own kernel process, so they can run side by side.
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for problems in pool.map(lambda notebook: notebook_problems(notebook, release), notebooks):
-            gate.problems += problems
+    for notebook in notebooks:
+        gate.problems += notebook_problems(notebook, release)
     return gate
 
 
