@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .broadcasting import broadcast_shapes
+from .graph_attention import GATv2, gatv2  # noqa: E402 - built on Tenxor, imported after it
 from .printing import tensor_to_string, tprint
 from .storage import DTYPES, DType, Storage, bfloat16, float32, float64, int32, int64
 from .storage import bool_ as bool  # noqa: A001 - tenxor.bool, as torch.bool
@@ -16,9 +17,9 @@ from .strides import Layout
 from .tensor import Tenxor, arange, full, manual_seed, ones, rand, tensor, where, zeros
 
 __all__ = [
-    "DTYPES", "DType", "Layout", "Storage", "Tenxor",
+    "DTYPES", "DType", "GATv2", "Layout", "Storage", "Tenxor",
     "arange", "argmax", "bfloat16", "bool", "broadcast_shapes", "broadcast_to", "exp",
-    "float32", "float64", "full", "int32", "int64", "leaky_relu", "log", "manual_seed",
+    "float32", "float64", "full", "gatv2", "int32", "int64", "leaky_relu", "log", "manual_seed",
     "masked_softmax", "matmul", "max", "mean", "min", "ones", "rand", "relu", "softmax",
     "sum", "tensor", "tensor_to_string", "tprint", "where", "zeros",
 ]  # fmt: skip

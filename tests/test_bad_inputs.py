@@ -311,6 +311,15 @@ BAD_INPUTS = [
     bad("5.6", "masked-softmax-dim-out-of-range",
         lambda: tenxor.masked_softmax(matrix(), bools(True, False, True), 2), IndexError,
         names("dim 2", "2 dims")),
+    # 6 GATv2: the layer's inputs must fit together
+    bad("provided", "gatv2-adjacency-of-other-graphs",
+        lambda: tenxor.gatv2(zeros(2, 3, 4), zeros(2, 3, 4), zeros(2, 3), zeros(4, 5),
+                             zeros(4, 5), zeros(5, 2)),
+        ValueError, names("x (2, 3, 4)", "adjacency (2, 3, 4)", "node_mask (2, 3)")),
+    bad("provided", "gatv2-attention-of-other-width",
+        lambda: tenxor.GATv2(zeros(4, 5), zeros(4, 5), zeros(6, 2))(
+            zeros(2, 3, 4), zeros(2, 3, 3), zeros(2, 3)),
+        ValueError, names("theta_source (4, 5)", "attention (6, 2)")),
 ]  # fmt: skip
 
 
