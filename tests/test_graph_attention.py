@@ -107,6 +107,13 @@ def random_weights(rng: np.random.Generator, features: int, attended: int, heads
                    rng.uniform(-1, 1, (attended, heads)))  # fmt: skip
 
 
+def random_batch(seed: int, sizes: tuple[int, int, int, int, int]) -> tuple[Graph, Weights]:
+    """A random batch and layer weights of sizes (B, N, DI, DA, H), reproducible from `seed`."""
+    batch, nodes, features, attended, heads = sizes
+    rng = np.random.default_rng(seed)
+    return random_graph(rng, batch, nodes, features), random_weights(rng, features, attended, heads)
+
+
 def run_layer(graph: Graph, w: Weights, dtype: tenxor.DType = tenxor.float64) -> np.ndarray:
     arrays = (graph.x, graph.adjacency, graph.mask, w.theta_source, w.theta_target, w.attention)
     tensors = [from_numpy(a) if a.dtype == np.bool_ else from_numpy(a, dtype) for a in arrays]
@@ -131,19 +138,14 @@ SIZES = [(9, 7, 3, 4, 2), (1, 1, 1, 1, 1), (3, 5, 2, 6, 3), (2, 8, 4, 3, 4)]  # 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("sizes", SIZES, ids=str)
 def test_the_layer_matches_the_equations_on_random_directed_graphs(seed, sizes):
-    batch, nodes, features, attended, heads = sizes
-    rng = np.random.default_rng(seed)
-    graph = random_graph(rng, batch, nodes, features)
-    w = random_weights(rng, features, attended, heads)
+    graph, w = random_batch(seed, sizes)
     assert_close(run_layer(graph, w), layer_by_the_equations(graph, w), FLOAT64_TOLERANCE)
 
 
 @pytest.mark.exercise("6.8")
 @pytest.mark.parametrize("seed", [3, 4])
 def test_a_self_loop_in_the_adjacency_is_counted_once(seed):
-    rng = np.random.default_rng(seed)
-    graph = random_graph(rng, 4, 6, 3)
-    w = random_weights(rng, 3, 4, 2)
+    graph, w = random_batch(seed, (4, 6, 3, 4, 2))
     looped = Graph(graph.x, graph.adjacency | np.eye(6, dtype=bool)[None], graph.mask)
     unlooped = Graph(graph.x, graph.adjacency & ~np.eye(6, dtype=bool)[None], graph.mask)
     expected = layer_by_the_equations(unlooped, w)
@@ -170,9 +172,7 @@ def test_padding_in_the_middle_all_padding_and_isolated_nodes():
 
 @pytest.mark.exercise("6.8")
 def test_large_logits_do_not_overflow():
-    rng = np.random.default_rng(6)
-    graph = random_graph(rng, 3, 5, 3)
-    w = random_weights(rng, 3, 4, 2)
+    graph, w = random_batch(6, (3, 5, 3, 4, 2))
     w.attention *= 2000.0  # logits in the thousands: exp alone would overflow
     with np.errstate(over="ignore"):
         logits = np.einsum("bijd,dh->bijh", leaky(
@@ -185,9 +185,7 @@ def test_large_logits_do_not_overflow():
 @pytest.mark.exercise("6.8")
 @pytest.mark.parametrize("seed", [7, 8])
 def test_float32_inputs_give_a_float32_result_close_to_the_equations(seed):
-    rng = np.random.default_rng(seed)
-    graph = random_graph(rng, 4, 6, 3)
-    w = random_weights(rng, 3, 4, 2)
+    graph, w = random_batch(seed, (4, 6, 3, 4, 2))
     as32 = Graph(graph.x.astype(np.float32), graph.adjacency, graph.mask)
     weights32 = Weights(*(a.astype(np.float32) for a in vars(w).values()))
     tensors = [
@@ -219,11 +217,10 @@ def test_the_layer_object_holds_its_weights_and_calls_the_layer():
 
 
 def small_batch(seed: int) -> tuple[Graph, Weights]:
-    rng = np.random.default_rng(seed)
-    graph = random_graph(rng, 3, 5, 3)
+    graph, w = random_batch(seed, (3, 5, 3, 4, 2))
     graph.mask[0, 1] = False  # padding in the middle
     graph.adjacency[1] |= np.eye(5, dtype=bool)  # self loops in the input
-    return graph, random_weights(rng, 3, 4, 2)
+    return graph, w
 
 
 def expected_edges(graph: Graph) -> np.ndarray:
