@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .broadcasting import broadcast_shapes
-from .graph_attention import GATv2, gatv2  # noqa: E402 - built on Tenxor, imported after it
+from .graph_attention import GATv2, gatv2
 from .printing import tensor_to_string, tprint
 from .storage import DTYPES, DType, Storage, bfloat16, float32, float64, int32, int64
 from .storage import bool_ as bool  # noqa: A001 - tenxor.bool, as torch.bool

@@ -9,6 +9,7 @@ outputs. The same source tree always gives the same release, byte for byte.
 from __future__ import annotations
 
 import ast
+import importlib
 import shutil
 from collections.abc import Callable, Iterator
 from fnmatch import fnmatch
@@ -68,8 +69,7 @@ def released_function(exercise_id: str) -> str:
     """The source of an exercise's function as the student release has it: signature,
     docstring and the one-line stub."""
     item = BY_ID[exercise_id]
-    path = Path(__file__).resolve().parents[2] / item.path
-    source = stubbed_source(path)
+    source = stubbed_source(Path(importlib.import_module(item.module).__file__))
     found = next(
         node
         for node in ast.parse(source).body

@@ -66,16 +66,21 @@ def test_every_region_becomes_its_stub_line_at_the_region_indentation(course, tm
         compile(text, str(path), "exec")
 
 
+@pytest.fixture(scope="module")
+def reference_release(tmp_path_factory) -> Path:
+    """The student release of the course itself."""
+    release = tmp_path_factory.mktemp("reference") / "release"
+    write_release(ROOT, release)
+    return release
+
+
 @pytest.mark.parametrize("exercise", CATALOG, ids=str)
-def test_a_released_function_is_shown_as_the_release_has_it(exercise, tmp_path_factory):
+def test_a_released_function_is_shown_as_the_release_has_it(exercise, reference_release):
     shown = released_function(exercise.id)
     lines = shown.splitlines()
     assert lines[0].startswith(f"def {exercise.function}(") and '"""' in shown
     assert STUB.match(lines[-1]) and f"Exercise {exercise.id}:" in lines[-1]
-    release = tmp_path_factory.getbasetemp() / "whole-release"
-    if not release.exists():
-        write_release(ROOT, release)
-    assert shown in (release / exercise.path).read_text(encoding="utf-8")
+    assert shown in (reference_release / exercise.path).read_text(encoding="utf-8")
 
 
 def test_the_release_leaves_instructor_files_behind_and_keeps_notebook_outputs(course, tmp_path):
