@@ -84,12 +84,15 @@ def neighbours(adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
     # END SOLUTION 6.2
 
 
-def neighbours_and_self(adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
-    """The [B, N, N] bool tensor of who node i attends to: its neighbours (as `neighbours`
-    gives them) and, for a real node, i itself, exactly once whatever the adjacency says."""
+def neighbours_and_self(neighbour: Tenxor, node_mask: Tenxor) -> Tenxor:
+    """The [B, N, N] bool tensor of who node i attends to: its neighbours and, for a real node,
+    i itself, exactly once.
+
+    `neighbour` is [B, N, N] bool, as `neighbours` gives it (no self loops); `node_mask` [B, N].
+    """
     # BEGIN SOLUTION 6.3
     own = edge_mask(node_mask)  # on the diagonal: whether node i is real
-    return where(self_loops(adjacency.shape[-1]), own, neighbours(adjacency, node_mask))
+    return where(self_loops(neighbour.shape[-1]), own, neighbour)
     # END SOLUTION 6.3
 
 
@@ -159,10 +162,10 @@ def gatv2(
     check_shapes(x, adjacency, node_mask, theta_source, theta_target, attention)
     # BEGIN SOLUTION 6.8
     x_source, x_target = x @ theta_source, x @ theta_target
+    neighbour = neighbours(adjacency, node_mask)
     logits = attention_logits(x_source, x_target, attention, slope)
-    alpha = attention_weights(logits, neighbours_and_self(adjacency, node_mask))
-    messages = self_messages(alpha, x_source)
-    messages = messages + neighbour_messages(alpha, x_target, neighbours(adjacency, node_mask))
+    alpha = attention_weights(logits, neighbours_and_self(neighbour, node_mask))
+    messages = self_messages(alpha, x_source) + neighbour_messages(alpha, x_target, neighbour)
     return messages.mean(dim=2)
     # END SOLUTION 6.8
 

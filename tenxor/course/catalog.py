@@ -86,7 +86,7 @@ CATALOG: tuple[Exercise, ...] = tuple(
         "tenxor.graph_attention",
         ("6.1", "Edge mask from node mask", "edge_mask", 1, ["3.3", "4.6"]),
         ("6.2", "Neighbours without self loops", "neighbours", 2, ["6.1", "3.3", "4.6"]),
-        ("6.3", "Neighbours and self, once", "neighbours_and_self", 2, ["6.1", "6.2"]),
+        ("6.3", "Neighbours and self, once", "neighbours_and_self", 2, ["6.1", "3.3", "4.6"]),
         ("6.4", "Attention logits", "attention_logits", 2, ["3.3", "4.5", "4.6", "5.4"]),
         ("6.5", "Masked attention weights", "attention_weights", 2, ["3.3", "5.6"]),
         ("6.6", "Neighbour messages", "neighbour_messages", 2,
