@@ -200,3 +200,13 @@ class GATv2:
         """The layer's output [B, N, DA] for node features x [B, N, DI]."""
         return gatv2(x, adjacency, node_mask, self.theta_source, self.theta_target,
                      self.attention, self.slope)  # fmt: skip
+
+    def attention_weights(self, x: Tenxor, adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
+        """The weights alpha [B, N, N, H] the layer gives each node's neighbours and itself, to
+        look at or draw (the layer's output does not need them from outside)."""
+        check_shapes(x, adjacency, node_mask, self.theta_source, self.theta_target,
+                     self.attention)  # fmt: skip
+        attends = neighbours_and_self(neighbours(adjacency, node_mask), node_mask)
+        logits = attention_logits(x @ self.theta_source, x @ self.theta_target, self.attention,
+                                  self.slope)  # fmt: skip
+        return attention_weights(logits, attends)

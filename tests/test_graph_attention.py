@@ -213,6 +213,17 @@ def test_the_layer_object_holds_its_weights_and_calls_the_layer():
     assert_close(to_numpy(got), layer_by_the_equations(graph, weights), FLOAT64_TOLERANCE)
 
 
+@pytest.mark.exercise("6.8")
+def test_the_layer_object_gives_the_attention_weights_it_uses():
+    graph, w = random_batch(13, (3, 6, 3, 4, 2))
+    layer = GATv2(*(from_numpy(a) for a in vars(w).values()))
+    got = layer.attention_weights(*(from_numpy(a) for a in (graph.x, graph.adjacency, graph.mask)))
+    source, target = projected(graph, w)
+    logits = np.einsum("bijd,dh->bijh", leaky(source[:, :, None] + target[:, None]), w.attention)
+    expected = weights_by_the_equations(logits, expected_attended(graph))
+    assert_close(to_numpy(got), expected, FLOAT64_TOLERANCE)
+
+
 # 6.1 to 6.7: each step.
 
 

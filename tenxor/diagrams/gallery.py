@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .alignment import broadcast_diagram
 from .figures import gather_diagram, layout_diagram, reduction_diagram, view_diagram
+from .graphs import graph_diagram
 from .memory import bytes_diagram
 from .render import Picture
 
@@ -61,6 +62,27 @@ def view_figure(name: str, caption: str, shape: tuple[int, ...], expression: str
         return view_diagram(x, make(x), "x", expression)
 
     return Figure(name, caption, draw)
+
+
+GALLERY_GRAPH = [  # adjacency[i][j] = 1: node i receives from node j; node 5 is padding
+    [0, 1, 0, 0, 1, 0],
+    [1, 0, 1, 0, 0, 0],
+    [0, 0, 0, 1, 1, 0],
+    [1, 0, 1, 1, 0, 0],
+    [0, 1, 0, 1, 0, 0],
+    [0, 0, 0, 0, 0, 0],
+]
+
+
+def attention_figure() -> Picture:
+    """One graph of five real nodes and the weights head 0 of a seeded GATv2 layer gives it."""
+    import tenxor
+
+    node_mask = tenxor.tensor([[1, 1, 1, 1, 1, 0]])
+    x = tenxor.rand(1, 6, 3, seed=7, low=-1.0, high=1.0) * node_mask.unsqueeze(-1)
+    layer = tenxor.GATv2.random(3, 4, 2, seed=11)
+    alpha = layer.attention_weights(x, tenxor.tensor([GALLERY_GRAPH]), node_mask)
+    return graph_diagram(GALLERY_GRAPH, node_mask[0], alpha[0, :, :, 0], name="head 0")
 
 
 def figures() -> list[Figure]:
@@ -121,6 +143,9 @@ def figures() -> list[Figure]:
                "A view into long storage: only the offsets it reads, and their neighbours, are "
                "drawn; '…' stands for the rest.",
                lambda: layout_diagram((2, 3), (40, 7), 5, storage_size=120, name="x")),
+        Figure("19-graph-attention.svg",
+               "One graph of a GATv2 batch: an arrow j → i for each edge, as wide as the weight "
+               "head 0 gives it in i's softmax.", attention_figure),
     ]  # fmt: skip
 
 

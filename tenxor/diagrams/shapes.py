@@ -26,12 +26,12 @@ def _import_chalk_quietly() -> None:
 
 _import_chalk_quietly()
 
-from chalk import P2, ArrowOpts, concat, rectangle, strut, text  # noqa: E402
+from chalk import P2, ArrowOpts, circle, concat, rectangle, strut, text  # noqa: E402
 from chalk.arrow import arrow_between  # noqa: E402
 from chalk.backend.svg import ToSVG  # noqa: E402
 from chalk.core import ApplyName, Primitive  # noqa: E402
 from chalk.shapes.text import Text  # noqa: E402
-from chalk.style import Style  # noqa: E402
+from chalk.style import Style, WidthType  # noqa: E402
 from chalk.types import Diagram  # noqa: E402
 from colour import Color  # noqa: E402
 from svgwrite.base import BaseElement  # noqa: E402
@@ -45,7 +45,7 @@ CHARACTER_WIDTH = 0.62  # of the font size: an estimate for sans-serif bold text
 __all__ = [
     "FAINT", "INK", "UNREACHED", "WHITE", "ApplyName", "BaseElement", "Diagram", "LeftText",
     "Style", "Text", "ToSVG", "text_width",
-    "arrow", "box", "concat", "label", "nothing",
+    "arrow", "box", "concat", "disc", "label", "nothing",
 ]  # fmt: skip
 
 
@@ -53,6 +53,11 @@ def box(width: float, height: float, fill: str, line: str = INK, dashed: bool = 
     """A filled rectangle centred on the origin."""
     shape = rectangle(width, height).fill_color(Color(fill)).line_color(Color(line))
     return shape.dashing([4, 3], 0) if dashed else shape
+
+
+def disc(radius: float, fill: str, line: str = INK) -> Diagram:
+    """A filled circle centred on the origin."""
+    return circle(radius).fill_color(Color(fill)).line_color(Color(line))
 
 
 def text_width(words: str, size: float) -> float:
@@ -79,10 +84,22 @@ def label(words: str, size: float, colour: str = INK, align: str = "centre") -> 
     return shape.fill_color(Color(colour)).line_width(0) + space
 
 
-def arrow(start: tuple[float, float], end: tuple[float, float], colour: str = INK) -> Diagram:
-    """An arrow from `start` to `end`, its head touching `end`."""
+def arrow(
+    start: tuple[float, float],
+    end: tuple[float, float],
+    colour: str = INK,
+    width: float | None = None,
+    dashed: bool = False,
+) -> Diagram:
+    """An arrow from `start` to `end`, its head touching `end`; `width` sets the shaft's line
+    width (chalk's normalised units, 0.1 by default) and `dashed` dashes it."""
+    shaft = Style(
+        line_color_=Color(colour),
+        line_width_=None if width is None else (WidthType.NORMALIZED, width),
+        dashing_=([5, 4], 0) if dashed else None,
+    )
     style = ArrowOpts(
-        shaft_style=Style(line_color_=Color(colour)),
+        shaft_style=shaft,
         head_style=Style(fill_color_=Color(colour), line_color_=Color(colour)),
     )
     return arrow_between(P2(*start), P2(*end), style)

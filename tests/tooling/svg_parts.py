@@ -23,6 +23,7 @@ class Part:
 
     boxes: list[tuple[float, float, float, float, str | None]] = field(default_factory=list)
     lines: list[tuple[tuple[float, float], tuple[float, float]]] = field(default_factory=list)
+    strokes: list[tuple[str | None, float | None]] = field(default_factory=list)  # per line
     texts: list[str] = field(default_factory=list)
 
     @property
@@ -71,9 +72,18 @@ def apply(m: Matrix, x: float, y: float) -> tuple[float, float]:
 
 
 def path_points(d: str) -> tuple[list[tuple[float, float]], bool]:
-    """The points of a path of straight segments, and whether it is closed."""
-    values = [float(v) for v in NUMBERS.findall(d)]
-    return list(zip(values[::2], values[1::2])), d.strip().endswith("Z")
+    """The points a path passes through (segment and arc ends), and whether it is closed.
+
+    A circle is drawn as four quarter arcs whose ends are its leftmost, topmost, rightmost and
+    bottommost points, so its points span its box exactly.
+    """
+    points = []
+    for command, arguments in re.findall(r"([MLAZ])([^MLAZ]*)", d.strip()):
+        values = [float(v) for v in NUMBERS.findall(arguments)]
+        if command == "A":  # rx ry rotation large-arc sweep x y: only the end is a point
+            values = [v for k, v in enumerate(values) if k % 7 >= 5]
+        points += list(zip(values[::2], values[1::2]))
+    return points, d.strip().endswith("Z")
 
 
 def fill_of(style: str | None) -> str | None:
@@ -81,13 +91,23 @@ def fill_of(style: str | None) -> str | None:
     return match.group(1) if match else None
 
 
+def stroke_of(style: str | None) -> tuple[str | None, float | None]:
+    """The stroke colour and width a style sets (None for what it leaves unset)."""
+    colour = re.search(r"stroke:\s*(#[0-9a-f]{6})", style or "")
+    width = re.search(r"stroke-width:\s*([-\d.e]+)", style or "")
+    return (colour.group(1) if colour else None, float(width.group(1)) if width else None)
+
+
 def parts(svg: str) -> dict[str, Part]:
     """Every named part of a diagram, by name."""
     found: dict[str, Part] = {}
 
-    def walk(element: ET.Element, matrix: Matrix, fill: str | None, owners: list[Part]) -> None:
+    def walk(element: ET.Element, matrix: Matrix, fill: str | None, stroke: tuple,
+             owners: list[Part]) -> None:  # fmt: skip
         matrix = multiply(matrix, parse_transform(element.get("transform")))
         fill = fill_of(element.get("style")) or fill
+        colour, width = stroke_of(element.get("style"))
+        stroke = (colour or stroke[0], stroke[1] if width is None else width)
         name = element.get("data-name")
         if name is not None:
             found[name] = Part()
@@ -102,13 +122,14 @@ def parts(svg: str) -> dict[str, Part]:
                     owner.boxes.append((min(xs), min(ys), max(xs), max(ys), fill))
                 elif len(placed) == 2:
                     owner.lines.append((placed[0], placed[1]))
+                    owner.strokes.append(stroke)
         if tag == "text" and owners:
             for owner in owners:
                 owner.texts.append(element.text or "")
         for child in element:
-            walk(child, matrix, fill, owners)
+            walk(child, matrix, fill, stroke, owners)
 
-    walk(ET.fromstring(svg), IDENTITY, None, [])
+    walk(ET.fromstring(svg), IDENTITY, None, (None, None), [])
     return found
 
 
