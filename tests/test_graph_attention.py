@@ -199,7 +199,7 @@ def test_float32_inputs_give_a_float32_result_close_to_the_equations(seed):
 
 
 @pytest.mark.exercise("6.8")
-def test_the_layer_object_holds_its_weights_and_calls_the_layer():
+def test_the_layer_object_holds_its_weights_calls_the_layer_and_shows_its_weights():
     layer = GATv2.random(3, 4, 2, seed=11)
     again = GATv2.random(3, 4, 2, seed=11)
     weights = Weights(*(to_numpy(t) for t in (layer.theta_source, layer.theta_target,
@@ -209,19 +209,14 @@ def test_the_layer_object_holds_its_weights_and_calls_the_layer():
         assert np.array_equal(to_numpy(getattr(layer, name)), to_numpy(getattr(again, name)))
     assert np.all(np.abs(weights.attention) <= 1)
     graph = random_graph(np.random.default_rng(12), 2, 5, 3)
-    got = layer(from_numpy(graph.x), from_numpy(graph.adjacency), from_numpy(graph.mask))
-    assert_close(to_numpy(got), layer_by_the_equations(graph, weights), FLOAT64_TOLERANCE)
-
-
-@pytest.mark.exercise("6.8")
-def test_the_layer_object_gives_the_attention_weights_it_uses():
-    graph, w = random_batch(13, (3, 6, 3, 4, 2))
-    layer = GATv2(*(from_numpy(a) for a in vars(w).values()))
-    got = layer.attention_weights(*(from_numpy(a) for a in (graph.x, graph.adjacency, graph.mask)))
-    source, target = projected(graph, w)
-    logits = np.einsum("bijd,dh->bijh", leaky(source[:, :, None] + target[:, None]), w.attention)
+    inputs = [from_numpy(a) for a in (graph.x, graph.adjacency, graph.mask)]
+    assert_close(to_numpy(layer(*inputs)), layer_by_the_equations(graph, weights),
+                 FLOAT64_TOLERANCE)  # fmt: skip
+    source, target = projected(graph, weights)
+    logits = np.einsum("bijd,dh->bijh", leaky(source[:, :, None] + target[:, None]),
+                       weights.attention)  # fmt: skip
     expected = weights_by_the_equations(logits, expected_attended(graph))
-    assert_close(to_numpy(got), expected, FLOAT64_TOLERANCE)
+    assert_close(to_numpy(layer.attention_weights(*inputs)), expected, FLOAT64_TOLERANCE)
 
 
 # 6.1 to 6.7: each step.

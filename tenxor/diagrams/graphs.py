@@ -23,8 +23,8 @@ NODE_SPACING = 2.6  # between neighbouring nodes along the circle
 EDGE_SHIFT = 0.12  # each arrow sits to the right of the line between its nodes, so that
 # j -> i and i -> j are drawn side by side
 THINNEST, WIDEST = 0.04, 0.45  # line widths for weight 0 and weight 1 (chalk's units)
-LABEL_PLACES = (0.68, 0.56, 0.8, 0.44, 0.32)  # how far along an arrow its label may go, best first
-LABEL_ASIDE = (0.3, 0.55)  # how far to the arrow's right, best first
+LABEL_PLACES = (0.68, 0.56, 0.8, 0.44, 0.32, 0.2)  # how far along an arrow a label goes
+LABEL_ASIDE = (0.3, 0.55, 0.8)  # and how far to its right, best first
 MISPLACED = "#d62728"  # a weight where there is no edge
 
 Matrix = list[list[float]]

@@ -76,7 +76,14 @@ def test_every_edge_is_an_arrow_from_the_sender_to_the_receiver(seed):
         assert not touches(head_box(part), nodes[sender].box)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+def overlap(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The area two boxes (left, top, right, bottom) share."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return max(width, 0.0) * max(height, 0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 7, 8])
 def test_weights_label_each_arrow_and_node_and_set_the_arrow_widths(seed):
     adjacency, mask = random_graph(seed)
     weights = softmax_weights(seed, adjacency, mask)
@@ -93,6 +100,8 @@ def test_weights_label_each_arrow_and_node_and_set_the_arrow_widths(seed):
     widths = [edges[key].strokes[0][1] for key in by_weight]
     assert widths == sorted(widths) and widths[0] < widths[-1]
     assert all(edges[key].strokes[0][0] != MISPLACED for key in edges)
+    tags = [part.box for part in [*labels.values(), *selves.values()]]
+    assert not [(a, b) for k, a in enumerate(tags) for b in tags[k + 1 :] if overlap(a, b) > 0]
 
 
 def test_a_weight_where_there_is_no_edge_is_drawn_red_and_named():
