@@ -3,6 +3,7 @@
 
     python3 course.py lab     set up, then open the course in JupyterLab
     python3 course.py test    set up, then run every check and test (what CI runs)
+    python3 course.py bench   set up, then run the benchmarks (benchmarks/README.md)
 
 Both create a virtual environment in .venv on first use and reinstall only when
 pyproject.toml changes. `test` runs ruff, then `tenxor verify` (whose first gate runs every
@@ -24,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
-EXTRAS = {"lab": "course", "test": "dev"}
+EXTRAS = {"lab": "course", "test": "dev", "bench": "dev"}
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
@@ -104,11 +105,20 @@ def test(pytest_args: list[str]) -> int:
     return verified or tooling or notebooks
 
 
+def bench(arguments: list[str]) -> int:
+    """Time tenxor against NumPy, a plain loop and the wrapper design (arguments go along)."""
+    set_up(EXTRAS["bench"])
+    return run(venv_python(), "-m", "benchmarks", *arguments)
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in EXTRAS:
         print(__doc__)
         return 2
-    return lab() if argv[0] == "lab" else test(argv[1:])
+    command, arguments = argv[0], argv[1:]
+    if command == "lab":
+        return lab()
+    return test(arguments) if command == "test" else bench(arguments)
 
 
 if __name__ == "__main__":

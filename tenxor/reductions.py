@@ -174,7 +174,10 @@ def _nan_or(pick: Callable[[list[Any]], Any]) -> Fold:
     """A fold giving NaN for a run that holds a NaN, and `pick(run)` otherwise."""
 
     def fold(run: list[Any]) -> Any:
-        return math.nan if any(v != v for v in run) else pick(run)
+        total = sum(run)  # NaN whenever the run holds one (and, rarely, for inf + -inf)
+        if total != total and any(v != v for v in run):
+            return math.nan
+        return pick(run)
 
     return fold
 

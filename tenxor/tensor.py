@@ -297,9 +297,11 @@ class Tenxor:
         other = as_tensor(other, like=self)
         dtype = promote(self.dtype, other.dtype)
         dtype = dtype if dtype.kind == "float" else float64
-        if reverse:
-            return other.zip(self, bc.divide, dtype)
-        return self.zip(other, bc.divide, dtype)
+        a, b = (other, self) if reverse else (self, other)
+        try:  # Python's own division, until a zero divisor needs IEEE's answer
+            return a.zip(b, operator.truediv, dtype)
+        except ZeroDivisionError:
+            return a.zip(b, bc.divide, dtype)
 
     def _compare(self, other: Operand, fn: Callable[[Any, Any], bool]) -> Tenxor:
         return self.zip(other, fn, bool_)
@@ -373,7 +375,10 @@ class Tenxor:
         return self.map(fn, self.dtype if self.dtype.kind == "float" else float64)
 
     def exp(self) -> Tenxor:
-        return self._float_map(bc.exp)
+        try:  # Python's own exp, until a result too large for a float needs inf
+            return self._float_map(math.exp)
+        except OverflowError:
+            return self._float_map(bc.exp)
 
     def log(self) -> Tenxor:
         return self._float_map(bc.log)

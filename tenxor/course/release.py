@@ -34,7 +34,7 @@ LOCAL_ONLY = (
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")
 # Left out of the trees that grading and verify build to run tests in.
-NOT_NEEDED_FOR_TESTS = (*LOCAL_ONLY, "tests/tooling", ".ci", "notebooks", "diagrams")
+NOT_NEEDED_FOR_TESTS = (*LOCAL_ONLY, "tests/tooling", ".ci", "notebooks", "diagrams", "benchmarks")
 
 
 def stub_message(exercise: Exercise) -> str:

@@ -1,0 +1,87 @@
+"""Run the benchmarks: every contender in its own process, then the report.
+
+    python -m benchmarks [--repeats 5] [--size full|tiny] [--out benchmarks/results]
+
+prints the table and the targets, and writes results.md, chart.svg and results.json into the
+output folder; at full size into the default folder, it also updates the table in
+benchmarks/README.md. A contender whose result differs from NumPy's fails the run (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from . import report
+from .contender import CONTENDERS
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+README = HERE / "README.md"
+START, END = "<!-- results: written by python -m benchmarks -->", "<!-- end of results -->"
+
+
+def run_contender(module: str, size: str, repeats: int) -> dict[str, Any]:
+    """One contender's measurements, from a fresh Python process."""
+    print(f"running {module} ...", file=sys.stderr, flush=True)
+    done = subprocess.run(
+        [sys.executable, "-m", f"{__package__}.contender", module, size, str(repeats)],
+        capture_output=True, text=True, cwd=HERE.parent,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark failed in {module}:\n{done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+def run_all(size: str, repeats: int, modules: list[str] = CONTENDERS) -> dict[str, Any]:
+    """Every contender's measurements, keyed by the contender's name."""
+    results = {}
+    for module in modules:
+        measured = run_contender(module, size, repeats)
+        results[measured["name"]] = measured
+    return results
+
+
+def write(results: dict[str, Any], out: Path, repeats: int) -> str:
+    """Write results.md, chart.svg and results.json into `out`; the Markdown report."""
+    out.mkdir(parents=True, exist_ok=True)
+    date = datetime.date.today().isoformat()
+    markdown = report.markdown_report(results, date, repeats)
+    (out / "results.md").write_text("# Benchmark results\n\n" + markdown, encoding="utf-8")
+    (out / "chart.svg").write_text(report.chart(results), encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    return markdown
+
+
+def update_readme(markdown: str, readme: Path = README) -> None:
+    """Put `markdown` between the results markers of the README."""
+    text = readme.read_text(encoding="utf-8")
+    before, rest = text.split(START, 1)
+    _, after = rest.split(END, 1)
+    readme.write_text(f"{before}{START}\n{markdown}\n{END}{after}", encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--repeats", type=int, default=5, help="timed runs per workload")
+    parser.add_argument("--size", choices=["full", "tiny"], default="full")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where the results go")
+    options = parser.parse_args(argv)
+    results = run_all(options.size, options.repeats)
+    print(report.text_report(results))
+    markdown = write(results, options.out, options.repeats)
+    if options.size == "full" and options.out.resolve() == RESULTS:
+        update_readme(markdown)
+    print(f"\nwritten: {options.out / 'results.md'}, {options.out / 'chart.svg'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

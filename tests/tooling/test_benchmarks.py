@@ -1,0 +1,117 @@
+"""The benchmarks keep working: every contender runs every workload at a tiny size and matches
+NumPy, a wrong result stops the run, and the report is written. Nothing here is timed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from benchmarks import __main__ as bench
+from benchmarks import contender, numpy_version, report, tenxor_version
+from benchmarks.workloads import WORKLOADS
+
+pytestmark = pytest.mark.provided
+
+ROOT = Path(__file__).resolve().parents[2]
+NAMES = [report.NUMPY, report.LOOP, report.TENXOR, report.WRAPPER]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory) -> tuple[Path, str]:
+    """`python -m benchmarks` at the tiny size, one timed run each: its folder and output."""
+    out = tmp_path_factory.mktemp("results")
+    readme = (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks", "--size", "tiny", "--repeats", "1", "--out", str(out)],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (ROOT / "benchmarks" / "README.md").read_text(encoding="utf-8") == readme
+    return out, done.stdout
+
+
+def test_every_contender_runs_every_workload_and_matches_numpy(tiny_run):
+    out, printed = tiny_run
+    results = bench.json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert sorted(results) == sorted(NAMES)
+    for name, result in results.items():
+        assert sorted(result["workloads"]) == sorted(w.name for w in WORKLOADS), name
+        for measured in result["workloads"].values():
+            assert len(measured["seconds"]) == 1 and measured["seconds"][0] > 0
+            assert measured["peak_bytes"] > 0
+    assert list(results[report.TENXOR]["extras"]) == ["check() latency"]
+    assert results[report.LOOP]["view_bytes"] is None  # flat lists have no views
+    for workload in WORKLOADS:
+        assert workload.name in printed
+    assert "Targets" in printed
+
+
+def test_the_report_holds_the_tables_and_a_chart_of_every_median(tiny_run):
+    out, _ = tiny_run
+    markdown = (out / "results.md").read_text(encoding="utf-8")
+    for name in NAMES:
+        assert f"| {name} |" in markdown or f" {name} |" in markdown
+    bars = ET.fromstring((out / "chart.svg").read_text(encoding="utf-8")).iter(
+        "{http://www.w3.org/2000/svg}rect"
+    )
+    titled = [bar for bar in bars if bar.find("{http://www.w3.org/2000/svg}title") is not None]
+    assert len(titled) == len(NAMES) * len(WORKLOADS) + 1  # + tenxor's check() latency
+
+
+def wrong(name: str, implementation) -> SimpleNamespace:
+    """NumPy's contender with one workload replaced."""
+    return SimpleNamespace(**{**vars(numpy_version), "NAME": "broken",
+                              "IMPLEMENTATIONS": {**numpy_version.IMPLEMENTATIONS,
+                                                  name: implementation}})  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "name, implementation, message",
+    [
+        ("broadcast add", lambda a, b: a - b, r"broken, broadcast add: differs from NumPy by up"),
+        ("softmax", lambda a: a[:, :-1], r"broken, softmax: shape \(3, 4\), NumPy \(3, 5\)"),
+        (
+            "sum over each dim",
+            lambda a: (a.sum(0),),
+            r"sum over each dim: 1 results, NumPy gives 3",
+        ),
+    ],
+)
+def test_a_result_that_differs_from_numpy_stops_the_run(name, implementation, message):
+    with pytest.raises(contender.WrongResult, match=message):
+        contender.measure(wrong(name, implementation), "tiny", 1)
+
+
+def test_a_tenxor_view_allocates_no_memory_per_element():
+    view = contender.view_bytes(tenxor_version)
+    assert view <= report.VIEW_LIMIT
+    copy = contender.peak_bytes(lambda: tenxor_version.convert(np.zeros((1000, 1000))).T.clone())
+    assert copy >= 8 * 1_000_000  # a copy holds each float64 of the million
+
+
+def test_the_readme_table_is_replaced_between_its_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{bench.START}\nold table\n{bench.END}\nreading\n", encoding="utf-8")
+    bench.update_readme("| new | table |", readme)
+    assert readme.read_text(encoding="utf-8") == (
+        f"intro\n{bench.START}\n| new | table |\n{bench.END}\nreading\n"
+    )
+
+
+def test_targets_say_which_ratios_reach_them():
+    def timed(seconds: float) -> dict:
+        return {"workloads": {w.name: {"seconds": [seconds]} for w in WORKLOADS}, "extras": {}}
+
+    results = {report.LOOP: timed(1.0), report.TENXOR: {**timed(1.5), "view_bytes": 100},
+               report.WRAPPER: timed(45.0)}  # fmt: skip
+    lines = report.target_lines(results)
+    assert lines[0].count("NOT reached") == 2  # 1.5x the loop: slower than the floor
+    assert "NOT reached" not in lines[1] and lines[1].count("1.50 (reached)") == 4
+    assert lines[2].count("30.00 (reached)") == 2
+    assert lines[3].endswith("100 B (reached)")
