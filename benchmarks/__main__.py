@@ -76,6 +76,8 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     results = run_all(options.size, options.repeats)
     print(report.text_report(results))
+    if options.size == "tiny":
+        print("\n(tiny inputs time the overheads, not the kernels: the targets are for full size)")
     markdown = write(results, options.out, options.repeats)
     if options.size == "full" and options.out.resolve() == RESULTS:
         update_readme(markdown)
