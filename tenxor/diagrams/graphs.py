@@ -202,15 +202,9 @@ def graph_diagram(
     edge_pairs = [(i, j) for i in real for j in real if i != j and edges[i][j] != 0]
     stray = [] if alpha is None else stray_weights(alpha, edge_pairs, real)
     pairs = edge_pairs + [(i, j) for i, j in stray if i in centres and j in centres]
+    weight_of = (lambda i, j: None) if alpha is None else (lambda i, j: alpha[i][j])
     drawn = [
-        edge_arrow(
-            i,
-            j,
-            centres,
-            darker(colours[i]),
-            None if alpha is None else alpha[i][j],
-            is_edge=(i, j) in edge_pairs,
-        )  # fmt: skip
+        edge_arrow(i, j, centres, darker(colours[i]), weight_of(i, j), (i, j) in edge_pairs)
         for i, j in pairs
     ]
     drawn += [node_shape(node, centres[node], colours[node]) for node in real]
