@@ -30,6 +30,7 @@ LOCAL_ONLY = (
     ".ipynb_checkpoints",
     "build",
     "dist",
+    "bench-check",  # the quick benchmark check's output (benchmarks/README.md)
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")
