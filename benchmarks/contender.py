@@ -68,15 +68,23 @@ def seconds(run: Callable[[], Any]) -> float:
         gc.enable()
 
 
-def peak_bytes(run: Callable[[], Any]) -> int:
-    """The most memory allocated at once while `run` runs (tracemalloc, NumPy's data included)."""
+def traced(run: Callable[[], Any]) -> tuple[int, int]:
+    """The bytes `run` leaves allocated (its result still held) and the most it allocated at
+    once, by tracemalloc, which counts NumPy's data too."""
     gc.collect()
     tracemalloc.start()
     try:
-        run()
-        return tracemalloc.get_traced_memory()[1]
+        result = run()
+        current, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    del result
+    return current, peak
+
+
+def peak_bytes(run: Callable[[], Any]) -> int:
+    """The most memory allocated at once while `run` runs."""
+    return traced(run)[1]
 
 
 def view_bytes(module: ModuleType) -> int | None:
@@ -84,15 +92,7 @@ def view_bytes(module: ModuleType) -> int | None:
     if module.transposed_view is None:
         return None
     base = module.convert(np.zeros(VIEW_SHAPE))
-    gc.collect()
-    tracemalloc.start()
-    try:
-        view = module.transposed_view(base)
-        allocated = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    del view
-    return allocated
+    return traced(lambda: module.transposed_view(base))[0]
 
 
 def measure(module: ModuleType, size: str, repeats: int) -> dict[str, Any]:
@@ -108,7 +108,8 @@ def measure(module: ModuleType, size: str, repeats: int) -> dict[str, Any]:
 
         first = time.perf_counter()
         compare(module.NAME, workload, run(), workload.numpy(*arrays), module.to_numpy)
-        count = MIN_REPEATS if time.perf_counter() - first > SLOW else repeats
+        slow = time.perf_counter() - first > SLOW
+        count = min(repeats, MIN_REPEATS) if slow else repeats
         results["workloads"][workload.name] = {
             "seconds": [seconds(run) for _ in range(count)],
             "peak_bytes": peak_bytes(run),

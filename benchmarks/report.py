@@ -63,11 +63,10 @@ def duration(seconds: float | None) -> str:
     """A time with three significant digits in a fitting unit."""
     if seconds is None:
         return "-"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale or unit == "µs":
-            value = seconds / scale
-            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
-    raise AssertionError("unreachable")
+    unit, scale = next((u, s) for u, s in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6))
+                       if seconds >= s or u == "µs")  # fmt: skip
+    value = seconds / scale
+    return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
 
 
 def size(count: int | None) -> str:
