@@ -79,12 +79,25 @@ def lab() -> int:
     return run(venv_python(), "-m", "jupyter", "lab", *options, start if start.exists() else ROOT)
 
 
+def learner_tests() -> int:
+    """Run the learner's tests and end with how far they are (check() explains failures)."""
+    print(
+        "Running every exercise's tests. Each exercise you have not done yet fails its tests "
+        'with NotImplementedError: that is where everyone starts. In a notebook, check("2.1") '
+        "explains one exercise's tests in plain words.",
+        flush=True,
+    )
+    return run(venv_python(), "-m", "pytest", "-q", "--tb=no", "-r", "N", "--progress")
+
+
 def test(pytest_args: list[str]) -> int:
     """Lint, verify the course and test its tooling; in a student release, or with pytest
     arguments, run pytest."""
     set_up(EXTRAS["test"])
-    if pytest_args or not (ROOT / "tests" / "tooling").exists():
-        return run(venv_python(), "-m", "pytest", *pytest_args)  # a learner's tree: its tests
+    if pytest_args:
+        return run(venv_python(), "-m", "pytest", *pytest_args)
+    if not (ROOT / "tests" / "tooling").exists():
+        return learner_tests()
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
         print("ruff found problems (see above); fix them or run `ruff check --fix .`")

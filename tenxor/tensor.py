@@ -16,6 +16,7 @@ from typing import Any
 from . import broadcasting as bc
 from . import reductions as rd
 from .printing import format_tensor
+from .row_major import is_row_major, row_major_strides, row_major_values
 from .storage import (
     DTYPES,
     DType,
@@ -30,7 +31,7 @@ from .storage import (
     promote,
     to_bytes,
 )
-from .strides import Layout, Shape, contiguous_strides, is_contiguous, normalize_dims, offset_range
+from .strides import Layout, Shape, is_contiguous, normalize_dims, offset_range
 from .views import (
     index_layout,
     movedim_layout,
@@ -66,7 +67,7 @@ class Tenxor:
         shape = tuple(shape)
         if len(values) != math.prod(shape):
             raise ValueError(f"{len(values)} values cannot fill shape {shape}")
-        return cls(Storage(values, dtype), Layout(shape, contiguous_strides(shape)))
+        return cls(Storage(values, dtype), Layout(shape, row_major_strides(shape)))
 
     # -- what it is ---------------------------------------------------------------------------
 
@@ -116,7 +117,7 @@ class Tenxor:
 
     def values(self) -> list[Number]:
         """Every element in row-major order of the indices."""
-        return bc.read_values(self.storage.values(), self.layout)
+        return row_major_values(self.storage.values(), self.layout)
 
     def tolist(self) -> Any:
         """The elements as nested lists (a plain number for a 0-d tensor)."""
@@ -234,7 +235,7 @@ class Tenxor:
 
     def contiguous(self) -> Tenxor:
         """This tensor if it is contiguous, else a row-major copy."""
-        if self.is_contiguous():
+        if is_row_major(self.layout):
             return self
         return self.clone()
 

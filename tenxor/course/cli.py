@@ -298,8 +298,8 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--gate",
         action="append",
-        choices=("reference", "release", "stubs", "catalog", "notebooks"),
-        help="run only this gate (repeatable; default: all five)",
+        choices=("reference", "release", "stubs", "catalog", "notebooks", "chapters"),
+        help="run only this gate (repeatable; default: all six)",
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)

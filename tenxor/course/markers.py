@@ -1,7 +1,10 @@
 """Pytest plugin: every test grades exactly one catalog exercise, or is marked `provided`.
 
 Loaded by the project's tests/conftest.py. With `--exercise-map FILE` it also writes, after
-collection, a JSON object mapping each test's node id to its exercise id (or "provided").
+collection, a JSON object mapping each test's node id to its exercise id (or "provided");
+`--exercise ID` keeps the tests of some exercises; `--progress` ends the run with one line
+that counts the exercises whose tests all passed, for example
+`12 of 36 exercises done (38 of 100 points); next: 2.3`.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from .catalog import BY_ID
+from .catalog import BY_ID, CATALOG
 
 PROVIDED = "provided"
+EXERCISES = pytest.StashKey[dict[str, str]]()
+OUTCOMES = pytest.StashKey[dict[str, bool]]()  # test -> whether every phase passed
 
 
 def exercise_of(item: pytest.Item) -> str:
@@ -46,6 +51,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         help="run only the tests of this exercise (repeat for several), e.g. --exercise 2.1",
     )
+    parser.addoption(
+        "--progress",
+        action="store_true",
+        help="end with a line counting the exercises done, their points, and the next one",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -68,3 +78,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         others = [item for item in items if mapping[item.nodeid] not in wanted]
         config.hook.pytest_deselected(items=others)
         items[:] = [item for item in items if mapping[item.nodeid] in wanted]
+    config.stash[EXERCISES] = {item.nodeid: mapping[item.nodeid] for item in items}
+
+
+def progress_line(exercises_run: set[str], exercises_failed: set[str]) -> str:
+    """How far the learner is: exercises whose tests ran and all passed, their points, and
+    the first exercise of the catalog that is not done yet."""
+    done = [item for item in CATALOG if item.id in exercises_run - exercises_failed]
+    points = sum(item.points for item in done)
+    total = sum(item.points for item in CATALOG)
+    following = next((item.id for item in CATALOG if item not in done), None)
+    after = f"next: {following}" if following else "every exercise is done"
+    return f"{len(done)} of {len(CATALOG)} exercises done ({points} of {total} points); {after}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Note, per test, that it ran and whether any of its phases failed or skipped."""
+    report = yield
+    outcomes = item.config.stash.setdefault(OUTCOMES, {})
+    if report.failed or (report.skipped and report.when != "teardown"):
+        outcomes[item.nodeid] = False
+    else:
+        outcomes.setdefault(item.nodeid, True)
+    return report
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """With --progress, the run's last line says how far the learner is."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or not config.getoption("--progress", default=False):
+        return
+    exercises = config.stash.get(EXERCISES, {})
+    outcomes = config.stash.get(OUTCOMES, {})
+    ran = {exercises[test] for test in outcomes if test in exercises}
+    failed = {exercises[test] for test, passed in outcomes.items() if not passed}
+    reporter.write_line(progress_line(ran, failed))

@@ -3,15 +3,18 @@
 A stub is one line at the region's indentation,
 `raise NotImplementedError("Exercise 2.1: <title> (notebooks/02_strides.ipynb)")`.
 Hidden tests, the tooling's own tests and CI files stay behind; notebooks travel with their
-outputs. The same source tree always gives the same release, byte for byte.
+outputs, but for the answers of predict-then-run cells (tagged `predict`), and Markdown files
+without their instructor-only sections. The same source tree always gives the same release,
+byte for byte.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
@@ -36,6 +39,10 @@ LOCAL_ONLY = (
 INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")
 # Left out of the trees that grading and verify build to run tests in.
 NOT_NEEDED_FOR_TESTS = (*LOCAL_ONLY, "tests/tooling", ".ci", "notebooks", "diagrams", "benchmarks")
+# The cell tag of a predict-then-run question, whose stored output the release leaves out.
+PREDICT_TAG = "predict"
+# The lines around a Markdown section that is for instructors only.
+INSTRUCTOR_BEGIN, INSTRUCTOR_END = "<!-- instructor -->", "<!-- /instructor -->"
 
 
 def stub_message(exercise: Exercise) -> str:
@@ -54,13 +61,16 @@ def probe_line(exercise: Exercise, indent: str) -> str:
     return f'{indent}__import__("tenxor.course.runner").course.runner.reach("{exercise.id}")\n'
 
 
-def stubbed_source(path: Path) -> str:
-    """The text of `path` with every solution region replaced by its stub.
+def stubbed_source(path: Path, stubbed: Collection[str] | None = None) -> str:
+    """The text of `path` with the solution regions of the `stubbed` exercises (default: every
+    exercise) replaced by their stubs.
 
     Raises RegionError naming file and line for unbalanced, nested or unknown markers.
     """
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for region in reversed(find_regions(path, set(BY_ID))):
+        if stubbed is not None and region.exercise_id not in stubbed:
+            continue
         stub = stub_line(BY_ID[region.exercise_id], region.indent)
         lines[region.begin - 1 : region.end] = [stub]
     return "".join(lines)
@@ -85,6 +95,41 @@ def probed_source(path: Path) -> str:
     for region in reversed(find_regions(path, set(BY_ID))):
         lines.insert(region.begin, probe_line(BY_ID[region.exercise_id], region.indent))
     return "".join(lines)
+
+
+def without_predictions(path: Path) -> str:
+    """The text of the notebook at `path` with the outputs of its predict-then-run cells
+    (tagged `predict`) removed, so that a learner predicts before seeing the answer."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    for cell in document["cells"]:
+        if PREDICT_TAG in cell.get("metadata", {}).get("tags", []):
+            cell["outputs"], cell["execution_count"] = [], None
+    return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def without_instructor_sections(text: str) -> str:
+    """Markdown without its instructor-only sections: the lines from `<!-- instructor -->`
+    to `<!-- /instructor -->`, both included."""
+    kept, inside = [], False
+    for line in text.splitlines(keepends=True):
+        if line.strip() == INSTRUCTOR_BEGIN:
+            inside = True
+        elif line.strip() == INSTRUCTOR_END:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return "".join(kept).rstrip("\n") + "\n"
+
+
+def released_document(relative: Path, source: Path) -> str | None:
+    """The text the release writes for a notebook (answers of predict-then-run cells left
+    out) or a Markdown file (instructor sections left out); None for any other file."""
+    if relative.suffix == ".ipynb":
+        return without_predictions(source)
+    if relative.suffix == ".md":
+        text = source.read_text(encoding="utf-8")
+        return without_instructor_sections(text) if INSTRUCTOR_BEGIN in text else None
+    return None
 
 
 def is_excluded(relative: Path, excluded: tuple[str, ...]) -> bool:
@@ -118,10 +163,12 @@ def write_tree(
     destination: Path,
     excluded: tuple[str, ...],
     rewrite: Callable[[Path], str] = stubbed_source,
+    documents: Callable[[Path, Path], str | None] | None = None,
 ) -> list[Path]:
     """Copy the course at `root` to `destination` (which must not exist yet), leaving out
     `excluded` and passing the package's modules through `rewrite` (default: stub every
-    exercise); the files written, relative to `destination`.
+    exercise); `documents(relative, source)` may give the text of any other file (None: copy
+    it as it is). The files written, relative to `destination`.
     """
     root, destination = root.resolve(), destination.resolve()
     check_regions(root)
@@ -134,6 +181,8 @@ def write_tree(
         source = root / relative
         if relative.parts[0] == "tenxor" and relative.suffix == ".py":
             target.write_text(rewrite(source), encoding="utf-8")
+        elif documents and (text := documents(relative, source)) is not None:
+            target.write_text(text, encoding="utf-8")
         else:
             shutil.copyfile(source, target)
         written.append(relative)
@@ -156,7 +205,9 @@ def write_release(root: Path, destination: Path, replace: bool = False) -> list[
             raise ValueError(f"{destination} is the course itself, not a release folder")
         shutil.rmtree(destination)
     try:
-        return write_tree(Path(root), destination, LOCAL_ONLY + INSTRUCTOR_ONLY)
+        return write_tree(
+            Path(root), destination, LOCAL_ONLY + INSTRUCTOR_ONLY, documents=released_document
+        )
     except RegionError:
         shutil.rmtree(destination, ignore_errors=True)
         raise

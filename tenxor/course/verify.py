@@ -12,6 +12,9 @@
 4. catalog: catalog, solution regions and test markers match one to one; points add to 100.
 5. notebooks: the release imports, and each of its notebooks runs up to its first unfinished
    exercise with nothing but NotImplementedErrors that name exercises.
+6. chapters: a learner who has finished chapter k can run notebook k top to bottom: in a tree
+   where the exercises of chapters up to k are the reference and every later one is a stub,
+   no cell of notebook k raises, predictions and timings included.
 """
 
 from __future__ import annotations
@@ -27,12 +30,20 @@ from typing import Any
 from .catalog import BY_ID, CATALOG, prerequisites
 from .grading import import_problem
 from .regions import RegionError, regions_in
-from .release import NOT_NEEDED_FOR_TESTS, probed_source, write_release, write_tree
+from .release import (
+    INSTRUCTOR_ONLY,
+    LOCAL_ONLY,
+    NOT_NEEDED_FOR_TESTS,
+    probed_source,
+    stubbed_source,
+    write_release,
+    write_tree,
+)
 from .runner import UNFINISHED
 from .running import ISOLATE, Limits, Run, run_tests
 
 VERIFY_LIMITS = Limits(test_seconds=60.0, run_seconds=1800.0, memory_mb=4096, output_mb=64.0)
-GATES = ("reference", "release", "stubs", "catalog", "notebooks")
+GATES = ("reference", "release", "stubs", "catalog", "notebooks", "chapters")
 SHOWN = 12
 
 
@@ -200,10 +211,10 @@ def first_check_cell(document: Any) -> int | None:
     return None
 
 
-def notebook_problems(notebook: Path, tree: Path) -> list[str]:
-    """Run a notebook of the release in a fresh kernel until its first error; problems if that
-    error is anything but a NotImplementedError naming an exercise, or if it comes before the
-    notebook's first check() cell (a learner must get that far without finishing anything)."""
+def execute_notebook(notebook: Path, tree: Path) -> tuple[Any, Any]:
+    """Run a notebook in a fresh kernel on the package of `tree`, from its own folder, until
+    its first error; the executed notebook (a set-up cell added in front) and that error
+    (a CellExecutionError), or None."""
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -213,20 +224,36 @@ def notebook_problems(notebook: Path, tree: Path) -> list[str]:
     document.cells.insert(0, nbformat.v4.new_code_cell(setup))
     client = NotebookClient(document, timeout=120, kernel_name="python3")
     client.resources = {"metadata": {"path": str(notebook.parent)}}
-    name = notebook.relative_to(tree).as_posix()
     try:
         client.execute()
     except CellExecutionError as error:
+        return document, error
+    return document, None
+
+
+def first_error_cell(document: Any) -> int:
+    """The position of the first cell with an error output in a notebook executed by
+    execute_notebook: with its set-up cell in front, the cell's number counting from 1."""
+    return next(
+        position
+        for position, cell in enumerate(document.cells)
+        if any(output.get("output_type") == "error" for output in cell.get("outputs", []))
+    )
+
+
+def notebook_problems(notebook: Path, tree: Path) -> list[str]:
+    """Run a notebook of the release in a fresh kernel until its first error; problems if that
+    error is anything but a NotImplementedError naming an exercise, or if it comes before the
+    notebook's first check() cell (a learner must get that far without finishing anything)."""
+    document, error = execute_notebook(notebook, tree)
+    name = notebook.relative_to(tree).as_posix()
+    if error is not None:
         if error.ename != "NotImplementedError" or not UNFINISHED.match(error.evalue):
             return [
                 f"{name}: a cell raised something else than an unfinished exercise: "
                 f"{error.ename}: {error.evalue}"
             ]
-        failed = next(
-            position
-            for position, cell in enumerate(document.cells)
-            if any(output.get("output_type") == "error" for output in cell.get("outputs", []))
-        )
+        failed = first_error_cell(document)
         first_check = first_check_cell(document)
         if first_check is None or failed < first_check:
             return [
@@ -249,6 +276,44 @@ def gate_notebooks(root: Path, scratch: Path) -> Gate:
         gate.problems.append(f"the release does not import: {problem}")
     for notebook in notebooks:
         gate.problems += notebook_problems(notebook, release)
+    return gate
+
+
+def chapter_number(notebook: str) -> int:
+    """The chapter of a notebook, from the number its name starts with ("03_views.ipynb": 3)."""
+    return int(Path(notebook).name.split("_", 1)[0])
+
+
+def chapter_tree(root: Path, destination: Path, notebook: str) -> Path:
+    """Write the course at `root` to `destination` as a learner has it after finishing the
+    chapter of `notebook` (e.g. "notebooks/03_views.ipynb"): the exercises of that chapter and
+    of earlier ones keep their reference code, every later exercise is a stub."""
+    later = {
+        item.id for item in CATALOG if chapter_number(item.notebook) > chapter_number(notebook)
+    }
+    write_tree(
+        root,
+        destination,
+        LOCAL_ONLY + INSTRUCTOR_ONLY,
+        rewrite=lambda path: stubbed_source(path, stubbed=later),
+    )
+    return destination
+
+
+def gate_chapters(root: Path, scratch: Path) -> Gate:
+    """Gate 6: for every chapter k, notebook k runs top to bottom without an error in a tree
+    where the exercises of chapters up to k are done and the later ones are not."""
+    notebooks = sorted((root / "notebooks").glob("*.ipynb"))
+    gate = Gate("chapters", f"{len(notebooks)} notebooks, each with its chapter finished")
+    for notebook in notebooks:
+        name = notebook.relative_to(root).as_posix()
+        tree = chapter_tree(root, scratch / f"chapter-{notebook.stem}", name)
+        document, error = execute_notebook(tree / name, tree)
+        if error is not None:
+            gate.problems.append(
+                f"{name}: cell {first_error_cell(document)} (counting from 1) raised "
+                f"{error.ename}: {error.evalue}; the exercises up to this chapter are done"
+            )
     return gate
 
 
@@ -288,4 +353,9 @@ def describe(gate: Gate) -> str:
     return "\n".join(lines)
 
 
-SCRATCH_GATES = {"release": gate_release, "stubs": gate_stubs, "notebooks": gate_notebooks}
+SCRATCH_GATES = {
+    "release": gate_release,
+    "stubs": gate_stubs,
+    "notebooks": gate_notebooks,
+    "chapters": gate_chapters,
+}

@@ -1,5 +1,6 @@
 """The student release: stubs in place of solutions, instructor files left behind,
-notebooks with their outputs, the same tree every time, and a clear stop on bad markers."""
+notebooks with their outputs but for the answers of predict-then-run cells, the same tree
+every time, and a clear stop on bad markers."""
 
 from __future__ import annotations
 
@@ -30,13 +31,17 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
-    """A copy of the course with a notebook whose outputs are stored."""
+    """A copy of the course with a notebook whose outputs are stored: a worked example and a
+    predict-then-run question."""
     copy = tmp_path_factory.mktemp("course") / "course"
     copy_of_reference(copy)
     document = nbformat.v4.new_notebook()
     cell = nbformat.v4.new_code_cell("print(2 + 2)")
     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="4\n")]
-    document.cells = [cell]
+    question = nbformat.v4.new_code_cell("print(3 * 3)", metadata={"tags": ["predict"]})
+    question.outputs = [nbformat.v4.new_output("stream", name="stdout", text="9\n")]
+    question.execution_count = 2
+    document.cells = [cell, question]
     (copy / "notebooks").mkdir(exist_ok=True)
     nbformat.write(document, copy / "notebooks" / "01_storage.ipynb")
     return copy
@@ -92,9 +97,19 @@ def test_the_release_leaves_instructor_files_behind_and_keeps_notebook_outputs(c
     assert not any(".venv" in name or "__pycache__" in name for name in files)
     kept = nbformat.read(release / "notebooks" / "01_storage.ipynb", as_version=4)
     assert kept.cells[0].outputs[0].text == "4\n"
-    assert (release / "notebooks" / "01_storage.ipynb").read_bytes() == (
-        course / "notebooks" / "01_storage.ipynb"
-    ).read_bytes()
+
+
+def test_the_release_hides_the_answers_of_predict_then_run_cells_only(course, tmp_path):
+    release = tmp_path / "release"
+    write_release(course, release)
+    source = nbformat.read(course / "notebooks" / "01_storage.ipynb", as_version=4)
+    released = nbformat.read(release / "notebooks" / "01_storage.ipynb", as_version=4)
+    assert source.cells[1].outputs and not released.cells[1].outputs
+    assert released.cells[1].execution_count is None
+    assert released.cells[1].source == source.cells[1].source
+    assert released.cells[0] == source.cells[0]
+    assert released.metadata == source.metadata
+    nbformat.validate(released)
 
 
 def test_releasing_twice_gives_identical_trees(course, tmp_path):
@@ -135,3 +150,16 @@ def test_bad_markers_stop_the_release_naming_file_and_line(tmp_path, marker, pro
         write_release(course, tmp_path / "release")
     assert f"{strides}:{at + 1}:" in str(caught.value)
     assert not (tmp_path / "release").exists()
+
+
+def test_the_released_readme_is_the_learners(course, tmp_path):
+    release = tmp_path / "release"
+    write_release(course, release)
+    mine = (course / "README.md").read_text(encoding="utf-8")
+    theirs = (release / "README.md").read_text(encoding="utf-8")
+    assert "<!-- instructor -->" in mine and "tenxor verify" in mine
+    for instructor_only in ("tenxor verify", "tenxor grade", "tenxor release", "tests/hidden",
+                            "ruff", "Chromium", "<!--"):  # fmt: skip
+        assert instructor_only not in theirs, instructor_only
+    for learner_material in ("python3 course.py lab", 'check("2.1", hint=True)', "stand-ins"):
+        assert learner_material in theirs, learner_material

@@ -116,13 +116,15 @@ def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_pat
 
     early = course / "notebooks" / "03_early.ipynb"
     notebook(
-        early, "import tenxor\ntenxor.arange(6)", "from tenxor.course import check\ncheck('3.1')"
+        early,
+        "import tenxor\ntenxor.arange(6).numel()",
+        "from tenxor.course import check\ncheck('3.1')",
     )
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
     assert gate.problems == [
         "notebooks/03_early.ipynb: cell 1 raised before the notebook's first check() cell "
-        "(Exercise 2.1: Row-major strides (notebooks/02_strides.ipynb)); a learner must get "
-        "there without finishing an exercise"
+        "(Exercise 1.1: Element count of a shape (notebooks/01_storage.ipynb)); a learner must "
+        "get there without finishing an exercise"
     ]
     early.unlink()
 
@@ -131,3 +133,32 @@ def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_pat
     assert len(gate.problems) == 1
     assert gate.problems[0].startswith("notebooks/02_broken.ipynb: a cell raised something else")
     assert gate.problems[0].endswith("ZeroDivisionError: division by zero")
+
+
+def test_creating_printing_listing_and_copying_need_no_exercise(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    notebook(
+        course / "notebooks" / "00_first.ipynb",
+        "import tenxor\nt = tenxor.tensor([[1.0, 2.0], [3.0, 4.0]])",
+        "print(t, tenxor.arange(6), tenxor.zeros(2, 1), tenxor.rand(2, seed=0))",
+        "assert t.clone().tolist() == t.contiguous().tolist() == [[1.0, 2.0], [3.0, 4.0]]",
+        "from tenxor.course import check\ncheck('1.1')",
+    )
+    (gate,) = verify(course, ("notebooks",), say=lambda line: None)
+    assert gate.passed, describe(gate)
+
+
+def test_the_chapter_gate_runs_each_notebook_with_its_chapter_done_and_later_ones_not(tmp_path):
+    course = copy_of_course(tmp_path / "course")
+    uses_chapter_2 = "from tenxor.strides import contiguous_strides\ncontiguous_strides((2, 3))"
+    notebook(course / "notebooks" / "02_done.ipynb", uses_chapter_2, "tenxor_ok = 1")
+    (gate,) = verify(course, ("chapters",), say=lambda line: None)
+    assert gate.passed, describe(gate)
+
+    notebook(course / "notebooks" / "01_ahead.ipynb", "import tenxor", uses_chapter_2)
+    (gate,) = verify(course, ("chapters",), say=lambda line: None)
+    assert gate.problems == [
+        "notebooks/01_ahead.ipynb: cell 2 (counting from 1) raised NotImplementedError: "
+        "Exercise 2.1: Row-major strides (notebooks/02_strides.ipynb); the exercises up to "
+        "this chapter are done"
+    ]
