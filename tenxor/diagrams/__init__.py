@@ -1,4 +1,4 @@
-"""Stride diagrams: pictures of tensors, views, broadcasting and reductions, and of graphs.
+"""Stride diagrams: pictures of tensors, views and their runs, broadcasting, reductions, graphs.
 
 Provided tooling, not an exercise. `t.draw()` draws any tensor; the functions below draw the
 figures of the course, and `tenxor draw` renders them to files.
@@ -10,9 +10,10 @@ from .graphs import graph_diagram
 from .layouts import MAX_CELLS, DiagramTooLarge
 from .memory import bytes_diagram
 from .render import Picture, Row, side_by_side
+from .runs import runs_diagram
 
 __all__ = [
     "MAX_CELLS", "DiagramTooLarge", "Picture", "Row", "broadcast_diagram", "bytes_diagram",
-    "gather_diagram", "graph_diagram", "layout_diagram", "reduction_diagram", "side_by_side",
-    "tensor_diagram", "view_diagram",
+    "gather_diagram", "graph_diagram", "layout_diagram", "reduction_diagram", "runs_diagram",
+    "side_by_side", "tensor_diagram", "view_diagram",
 ]  # fmt: skip

@@ -17,6 +17,7 @@ from .figures import gather_diagram, layout_diagram, reduction_diagram, view_dia
 from .graphs import graph_diagram
 from .memory import bytes_diagram
 from .render import Picture
+from .runs import runs_diagram
 
 if TYPE_CHECKING:
     from tenxor import Tenxor
@@ -60,6 +61,19 @@ def view_figure(name: str, caption: str, shape: tuple[int, ...], expression: str
     def draw() -> Picture:
         x = of_arange(*shape)
         return view_diagram(x, make(x), "x", expression)
+
+    return Figure(name, caption, draw)
+
+
+def runs_figure(name: str, caption: str, shape: tuple[int, ...], expression: str,
+                make: Callable) -> Figure:  # fmt: skip
+    """A figure of the runs of the view `make(x)` of x = arange(n).view(shape), spelled
+    `expression`."""
+
+    def draw() -> Picture:
+        t = make(of_arange(*shape))
+        return runs_diagram(t.shape, t.strides, t.offset, len(t.storage.data), t.storage.data,
+                            name=expression)  # fmt: skip
 
     return Figure(name, caption, draw)
 
@@ -146,6 +160,15 @@ def figures() -> list[Figure]:
         Figure("19-graph-attention.svg",
                "One graph of a GATv2 batch: an arrow j → i for each edge, as wide as the weight "
                "head 0 gives it in i's softmax.", attention_figure),
+        runs_figure("20-runs-transpose-slice.svg",
+                    "The runs of a permuted, sliced view: dims 2 and 3 step through storage as "
+                    "one run of stride 4, dim 0 is a run of stride 1, the size-1 dim is in none.",
+                    (2, 3, 4), "x.permute(2, 0, 1)[1:3, None]",
+                    lambda x: x.permute(2, 0, 1)[1:3, None]),
+        runs_figure("21-runs-expand-stride-0.svg",
+                    "The runs of an expanded view: the two stride-0 dims join into one run that "
+                    "reads a single storage cell six times.",
+                    (4,), "x.expand(2, 3, 4)", lambda x: x.expand(2, 3, 4)),
     ]  # fmt: skip
 
 
