@@ -6,6 +6,7 @@ computed from the layout (offset + index . strides), never placed by hand.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -137,7 +138,7 @@ def view_diagram(
             "(draw a copy with gather_diagram)"
         )
     for who, t in ((base_name, base), (view_name, view)):
-        require_readable(t.numel(), MAX_CELLS, who, SLICE_HINT)
+        require_readable(math.prod(t.shape), MAX_CELLS, who, SLICE_HINT)
     base_read = reads(base.shape, base.strides, base.offset)
     view_read = reads(view.shape, view.strides, view.offset)
     colours = offset_colours(set(view_read.values()))
@@ -179,7 +180,7 @@ def gather_diagram(base: Tenxor, dim: int, chosen: Sequence[int], base_name: str
     if bad:
         raise ValueError(f"positions {bad} are out of range for dim {dim} of size {size}")
     shape = base.shape[:dim] + (len(chosen),) + base.shape[dim + 1 :]
-    for who, cells in ((base_name, base.numel()), ("the result", len(indices(shape)))):
+    for who, cells in ((base_name, math.prod(base.shape)), ("the result", len(indices(shape)))):
         require_readable(cells, MAX_CELLS, who, SLICE_HINT)
     base_read = reads(base.shape, base.strides, base.offset)
     source = {  # result index -> the base offset its value is copied from
