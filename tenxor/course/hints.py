@@ -66,8 +66,8 @@ HINTS: dict[str, tuple[str, ...]] = {
         "moves i steps along its dim, i times that dim's stride. Try index (1, 2) with strides "
         "(4, 1) and storage offset 5 by hand.",
         "Check the length first: one entry per dim. A 0-d layout takes the empty index () and "
-        "reads its storage offset. The message names the index and the shape as tuples, with "
-        "'N entries' and 'N dims'.",
+        "reads its storage offset. The message names the index, how many entries it has, the "
+        "shape and how many dims it has, in any words you like.",
         "Then each entry must lie in 0 to size - 1 for its dim. A negative entry is an error "
         "here, not a position counted from the end; the message names the entry, the dim "
         "number and its size. Negative strides and stride 0 need no special case.",
