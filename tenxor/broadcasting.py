@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .row_major import read_row
 from .strides import Layout, Shape
 
 Values = Sequence[Any]  # a storage's elements, readable by offset
@@ -28,10 +29,10 @@ def broadcast_shapes(*shapes: Sequence[int]) -> Shape:
     Line the shapes up from the right; in each position the sizes must be equal or 1, and the
     result takes the size that is not 1. A missing dim counts as size 1.
 
-    Raises ValueError when two sizes that are not 1 differ, naming every shape (as tuples, in the
-    order given) and then the two sizes, the earlier shape's first, e.g.
+    Raises ValueError when two sizes that are not 1 differ; the message names every shape (as
+    tuples) and the two sizes, for example:
     `shapes (2, 3), (3,), (4, 1) cannot be broadcast: sizes 2 and 4 meet at dim -2`. Raises
-    ValueError for a negative size, naming it, e.g. `shape (2, -1) has a negative size -1`.
+    ValueError for a negative size, naming it; for example: `shape (2, -1) has a negative size -1`.
     """
     # BEGIN SOLUTION 4.1
     ndim = max((len(shape) for shape in shapes), default=0)
@@ -58,13 +59,12 @@ def expand_layout(layout: Layout, shape: Sequence[int]) -> Layout:
     """The layout stretched to `shape` without copying: new dims are added on the left, and
     dims of size 1 grow to the target size with stride 0.
 
-    Raises ValueError if the target has fewer dims, naming the layout's shape, the target shape and
-    then "fewer dims", e.g. `cannot expand shape (2, 3) to (3,): the target has fewer dims`. Raises
-    ValueError if a dim's size is neither 1 nor its target size, naming both shapes, then the dim
-    (counted in the layout's own dims) and its size, e.g.
-    `cannot expand shape (2, 3) to (4, 3): dim 0 has size 2, which is neither 4 nor 1`, and if a
-    target size is negative, naming both shapes and then that size, e.g.
-    `cannot expand shape (1,) to (-2,): size -2 is negative`.
+    Raises ValueError if the target has fewer dims; the message names the layout's shape and
+    the target shape, for example: `cannot expand shape (2, 3) to (3,): the target has fewer
+    dims`. Raises ValueError if a dim's size is neither 1 nor its target size, or its target
+    size is negative; the message names both shapes, the dim (counted in the layout's own dims)
+    and its size, for example:
+    `cannot expand shape (2, 3) to (4, 3): dim 0 has size 2, which is neither 4 nor 1`.
     """
     # BEGIN SOLUTION 4.2
     shape = tuple(shape)
@@ -153,10 +153,10 @@ def zip_values(
     """The broadcast shape of the two layouts and `fn(a, b)` for every pair of elements that
     meet in it, in row-major order.
 
-    Raises ValueError, as broadcast_shapes does, if the shapes do not broadcast, naming a's shape,
-    b's shape and then the two sizes that differ (a's first), e.g.
-    `shapes (2, 3), (2,) cannot be broadcast: sizes 3 and 2 meet at dim -1`. Raises whatever `fn`
-    raises, unchanged.
+    Raises ValueError, as broadcast_shapes does, if the shapes do not broadcast; the message
+    names both shapes and the two sizes that differ, for example:
+    `shapes (2, 3), (2,) cannot be broadcast: sizes 3 and 2 meet at dim -1`. Raises whatever
+    `fn` raises, unchanged.
     """
     # BEGIN SOLUTION 4.6
     shape = broadcast_shapes(layout_a.shape, layout_b.shape)
@@ -169,16 +169,6 @@ def zip_values(
 # ---------------------------------------------------------------------------------------------
 # Provided
 # ---------------------------------------------------------------------------------------------
-
-
-def read_row(data: Values, start: int, size: int, stride: int) -> Sequence[Any]:
-    """The `size` elements at offsets start, start + stride, start + 2*stride, ..."""
-    if size == 0:
-        return []
-    if stride == 0:
-        return [data[start]] * size
-    stop = start + size * stride
-    return data[start : stop if stop >= 0 else None : stride]
 
 
 def where_values(

@@ -36,10 +36,11 @@ def reduce_values(
     Returns the result's shape (reduced dims removed, or kept with size 1 when `keepdim`) and
     its values in row-major order. `fold` takes the list of one run's elements.
 
-    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
-    e.g. `dim 2 is out of range for a tensor with 2 dims`. Raises ValueError for a dim named twice,
-    naming the dims as given, e.g. `dims (0, 0) name the same dim twice`. Raises TypeError for a dim
-    that is not an int, naming it, e.g. `dim must be an int, got 1.0`.
+    Raises IndexError for a dim out of range; the message names the dim as given and the number
+    of dims, for example: `dim 2 is out of range for a tensor with 2 dims`. Raises ValueError for
+    a dim named twice, naming the dims as given (as a tuple); for example:
+    `dims (0, 0) name the same dim twice`. Raises TypeError for a dim that is not an int, naming
+    it; for example: `dim must be an int, got 1.0`. (normalize_dims raises all three.)
     """
     # BEGIN SOLUTION 5.1
     reduced = normalize_dims(dims, layout.ndim)
@@ -65,8 +66,8 @@ def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
 
     Integer and bool tensors give float64 means; an empty run gives nan.
 
-    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
-    e.g. `dim 2 is out of range for a tensor with 2 dims`.
+    Raises IndexError for a dim out of range; the message names the dim as given and the
+    number of dims, for example: `dim 2 is out of range for a tensor with 2 dims`.
     """
     # BEGIN SOLUTION 5.2
     count = 1
@@ -95,12 +96,14 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
 
     The last two dims are matrices and the dims before them broadcast as batch dims; a 1-D
     `a` is a row vector and a 1-D `b` a column vector, and their added dim is removed again.
-    Raises ValueError for a 0-d operand, naming both shapes (a's first), e.g.
-    `matmul needs at least 1 dim in each operand, got () @ (2, 3)`. Raises ValueError for inner dims
-    that differ, naming both shapes and then the two inner sizes (a's first), e.g.
+
+    Raises ValueError for a 0-d operand; the message names both shapes, for example:
+    `matmul needs at least 1 dim in each operand, got () @ (2, 3)`. Raises ValueError for inner
+    dims that differ; the message names both shapes and the two inner sizes, for example:
     `matmul of shapes (2, 3) and (4, 2): inner dims 3 and 4 differ`. Raises ValueError for batch
-    dims that do not broadcast, naming both shapes, then both batch shapes and then "broadcast",
-    e.g. `matmul of shapes (2, 2, 3) and (3, 3, 4): batch dims (2,) and (3,) do not broadcast`.
+    dims that do not broadcast; the message names both shapes and both batch shapes, for
+    example: `matmul of shapes (2, 2, 3) and (3, 3, 4): batch dims (2,) and (3,) do not
+    broadcast`.
     """
     # BEGIN SOLUTION 5.4
     if a.ndim == 0 or b.ndim == 0:
@@ -134,8 +137,8 @@ def softmax(t: Tenxor, dim: int) -> Tenxor:
     """exp(t) normalised to sum to 1 along `dim`, computed without overflow by subtracting
     each run's maximum first (which leaves the result unchanged).
 
-    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
-    e.g. `dim 2 is out of range for a tensor with 2 dims`.
+    Raises IndexError for a dim out of range; the message names the dim as given and the
+    number of dims, for example: `dim 2 is out of range for a tensor with 2 dims`.
     """
     # BEGIN SOLUTION 5.5
     shifted = t - t.max(dim, keepdim=True)
@@ -149,11 +152,11 @@ def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
 
     Masked-out elements get weight 0, and a run with no element left gives all zeros.
 
-    Raises ValueError if `mask` does not broadcast to `t`, naming the mask's shape, then t's shape,
-    then the two sizes that differ (the mask's first), e.g.
-    `shapes (2,), (2, 3) cannot be broadcast: sizes 2 and 3 meet at dim -1`. Raises IndexError for a
-    dim out of range, naming the dim as given and then the number of dims, e.g.
-    `dim 2 is out of range for a tensor with 2 dims`.
+    Raises ValueError if `mask` does not broadcast to `t`; the message names both shapes and
+    the two sizes that differ, for example:
+    `shapes (2,), (2, 3) cannot be broadcast: sizes 2 and 3 meet at dim -1`. Raises IndexError
+    for a dim out of range; the message names the dim as given and the number of dims, for
+    example: `dim 2 is out of range for a tensor with 2 dims`.
     """
     # BEGIN SOLUTION 5.6
     masked = t.where(mask, -math.inf)

@@ -62,8 +62,8 @@ def promote(a: DType, b: DType) -> DType:
 def numel(shape: Sequence[int]) -> int:
     """The number of elements a tensor of this shape holds (1 for the 0-d shape `()`).
 
-    Raises ValueError if a size is negative (even when another size is 0), naming the shape and then
-    the negative size, e.g. `shape (2, -3) has a negative size -3`.
+    Raises ValueError if a size is negative (even when another size is 0); the message names
+    the shape and the negative size, for example: `shape (2, -3) has a negative size -3`.
     """
     # BEGIN SOLUTION 1.1
     count = 1
@@ -80,8 +80,8 @@ def round_to_bfloat16(bits32: int) -> int:
 
     bfloat16 keeps the top 16 bits of a float32 (sign, 8 exponent bits, 7 mantissa bits).
     The dropped 16 bits round to nearest, ties to even; a NaN stays a NaN.
-    Raises ValueError if `bits32` is not a 32-bit pattern (0 to 2**32 - 1), naming `bits32` in
-    decimal and then "32-bit", e.g. `4294967296 is not a 32-bit pattern`.
+    Raises ValueError if `bits32` is not a 32-bit pattern (0 to 2**32 - 1); the message names
+    `bits32` in decimal, for example: `4294967296 is not a 32-bit pattern`.
     """
     # BEGIN SOLUTION 1.2
     if not 0 <= bits32 < 2**32:
@@ -101,7 +101,7 @@ def round_to_bfloat16(bits32: int) -> int:
 def byte_strides(strides: Sequence[int], itemsize: int) -> tuple[int, ...]:
     """Strides measured in bytes (as NumPy reports them) from strides measured in elements.
 
-    Raises ValueError if `itemsize` is not positive, naming "itemsize" and then its value, e.g.
+    Raises ValueError if `itemsize` is not positive; the message names its value, for example:
     `itemsize must be positive, got 0`.
     """
     # BEGIN SOLUTION 1.3

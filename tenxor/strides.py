@@ -63,7 +63,11 @@ def offset_range(layout: Layout) -> tuple[int, int]:
 
 
 def normalize_dim(dim: int, ndim: int) -> int:
-    """`dim` counted from the front (so -1 is the last dim), or an IndexError naming it."""
+    """`dim` counted from the front (so -1 is the last dim).
+
+    Raises IndexError for a dim outside -ndim to ndim - 1, naming the dim and `ndim`; raises
+    TypeError for a dim that is not an int, naming it.
+    """
     if not isinstance(dim, int) or isinstance(dim, bool):
         raise TypeError(f"dim must be an int, got {dim!r}")
     if not -ndim <= dim < ndim:
@@ -75,7 +79,11 @@ def normalize_dim(dim: int, ndim: int) -> int:
 
 
 def normalize_dims(dims: int | Sequence[int] | None, ndim: int) -> tuple[int, ...]:
-    """Distinct dims counted from the front, sorted; None means every dim."""
+    """Distinct dims counted from the front, sorted; None means every dim.
+
+    Raises as normalize_dim does for each dim, and ValueError for a dim named twice (also as
+    -1 and its positive twin), naming `dims` as given (as a tuple).
+    """
     if dims is None:
         return tuple(range(ndim))
     if isinstance(dims, int):
@@ -122,11 +130,11 @@ def column_major_strides(shape: Sequence[int]) -> tuple[int, ...]:
 def index_to_offset(index: Sequence[int], layout: Layout) -> int:
     """The storage offset of the element at `index` (one int per dim, each in range).
 
-    Raises IndexError if `index` has the wrong number of entries, naming the index, its length
-    ("1 entry", "3 entries"), the shape and its number of dims ("2 dims"), index and shape as
-    tuples, e.g. `index (1,) has 1 entry but shape (2, 3) has 2 dims`. Raises IndexError if an
-    entry is outside 0 to size - 1 (negative entries included), naming the entry, its dim and that
-    dim's size, e.g. `index 3 is out of range for dim 1 of size 3`.
+    Raises IndexError if `index` has the wrong number of entries; the message names the index
+    (as a tuple), its number of entries, the shape (as a tuple) and its number of dims, for
+    example: `index (1,) has 1 entries but shape (2, 3) has 2 dims`. Raises IndexError if an
+    entry is outside 0 to size - 1 (negative entries included); the message names the entry,
+    its dim and that dim's size, for example: `index 3 is out of range for dim 1 of size 3`.
     """
     # BEGIN SOLUTION 2.3
     if len(index) != layout.ndim:
@@ -147,8 +155,8 @@ def offset_to_index(offset: int, shape: Sequence[int]) -> Index:
     """The index of the element at `offset` in a contiguous row-major tensor of `shape`
     (storage offset 0): the inverse of index_to_offset.
 
-    Raises IndexError, naming the offset and then the shape (as a tuple), if `offset` is not in 0 to
-    numel - 1, e.g. `offset 6 is out of range for shape (2, 3)`.
+    Raises IndexError if `offset` is not in 0 to numel - 1; the message names the offset and
+    the shape (as a tuple), for example: `offset 6 is out of range for shape (2, 3)`.
     """
     # BEGIN SOLUTION 2.4
     count = 1
@@ -172,11 +180,11 @@ def next_index(index: Sequence[int], shape: Sequence[int]) -> Index | None:
     Like an odometer: the last dim counts up; when it passes its size it wraps to 0 and the
     dim before it counts up by one.
 
-    Raises IndexError if `index` has the wrong number of entries, naming the index, its length
-    ("1 entry", "3 entries"), the shape and its number of dims ("2 dims"), index and shape as
-    tuples, e.g. `index (0,) has 1 entry but shape (2, 3) has 2 dims`. Raises IndexError if an
-    entry is outside 0 to size - 1 (negative entries included), naming the entry, its dim and that
-    dim's size, e.g. `index 3 is out of range for dim 1 of size 3`.
+    Raises IndexError if `index` has the wrong number of entries; the message names the index
+    (as a tuple), its number of entries, the shape (as a tuple) and its number of dims, for
+    example: `index (0,) has 1 entries but shape (2, 3) has 2 dims`. Raises IndexError if an
+    entry is outside 0 to size - 1 (negative entries included); the message names the entry,
+    its dim and that dim's size, for example: `index 3 is out of range for dim 1 of size 3`.
     """
     # BEGIN SOLUTION 2.5
     if len(index) != len(shape):

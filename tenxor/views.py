@@ -7,11 +7,13 @@ These are the exercises of notebook 03_views.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from typing import Any
 
-from .strides import Layout, Shape, contiguous_strides, normalize_dim, normalize_dims
+from .row_major import row_major_strides
+from .strides import Layout, Shape, normalize_dim, normalize_dims
 
 IndexKey = Any  # an int, slice, None, Ellipsis, or a tuple of them
 
@@ -25,14 +27,16 @@ def infer_shape(shape: Sequence[int], numel: int) -> Shape:
     """`shape` with its one `-1` (if any) replaced by the size that makes it hold `numel`
     elements.
 
-    Raises ValueError, naming the shape (as a tuple), for two `-1`s, e.g.
-    `shape (-1, -1) has more than one -1`, or a `-1` that cannot be inferred because the other sizes
-    hold 0 elements, e.g. `cannot infer the -1 in shape (0, -1)`. Raises ValueError for any other
-    negative size, naming the shape and then that size, e.g. `shape (2, -2) has a negative size -2`.
-    Raises ValueError if no size for the `-1` makes the shape hold `numel` elements, naming the
-    shape and then `numel`, e.g. `shape (4, -1) cannot hold 6 elements`, and if a shape without `-1`
-    does not hold exactly `numel` elements, naming the shape, how many it holds and then `numel`,
-    e.g. `shape (4, 2) holds 8 elements but the tensor has 6`.
+    Raises ValueError in each of these cases; every message names the shape (as a tuple):
+    - two `-1`s, for example: `shape (-1, -1) has more than one -1`;
+    - a `-1` that cannot be inferred because the other sizes hold 0 elements, for example:
+      `cannot infer the -1 in shape (0, -1)`;
+    - any other negative size, also naming that size, for example:
+      `shape (2, -2) has a negative size -2`;
+    - no size for the `-1` makes the shape hold `numel` elements, also naming `numel`, for
+      example: `shape (4, -1) cannot hold 6 elements`;
+    - a shape without `-1` does not hold exactly `numel` elements, also naming how many it
+      holds and `numel`, for example: `shape (4, 2) holds 8 elements but the tensor has 6`.
     """
     # BEGIN SOLUTION 3.1
     shape = tuple(shape)
@@ -63,11 +67,12 @@ def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> La
     """The layout without dim `dim` (or without each of several dims), which must have size 1.
     With `dim=None`, every dim of size 1 is removed.
 
-    Raises IndexError for a dim out of range, naming the dim as given and then the number of dims,
-    e.g. `dim 3 is out of range for a tensor with 3 dims`. Raises ValueError for a dim whose size is
-    not 1, naming the dim, its size and then the shape, e.g.
-    `cannot squeeze dim 0 of size 2 in shape (2, 1, 3)`. Raises TypeError for a dim that is not an
-    int, naming it, e.g. `dim must be an int, got 1.5`.
+    Raises IndexError for a dim out of range; the message names the dim as given and the number
+    of dims, for example: `dim 3 is out of range for a tensor with 3 dims`. Raises ValueError for
+    a dim whose size is not 1; the message names the dim, its size and the shape, for example:
+    `cannot squeeze dim 0 of size 2 in shape (2, 1, 3)`. Raises TypeError for a dim that is not
+    an int, naming it; for example: `dim must be an int, got 1.5`. (normalize_dims raises the
+    IndexError and the TypeError for you.)
     """
     # BEGIN SOLUTION 3.2
     if dim is None:
@@ -92,9 +97,9 @@ def squeeze_layout(layout: Layout, dim: int | Sequence[int] | None = None) -> La
 def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
     """The layout with a new dim of size 1 inserted at position `dim` (-1 appends it).
 
-    Raises IndexError unless -(ndim + 1) <= dim <= ndim, naming the dim and then the shape, e.g.
-    `dim 4 is out of range for unsqueeze on shape (2, 1, 3)`. Raises TypeError for a dim that is not
-    an int, naming it, e.g. `dim must be an int, got 1.5`.
+    Raises IndexError unless -(ndim + 1) <= dim <= ndim; the message names the dim and the
+    shape, for example: `dim 4 is out of range for unsqueeze on shape (2, 1, 3)`. Raises
+    TypeError for a dim that is not an int, naming it; for example: `dim must be an int, got 1.5`.
     """
     # BEGIN SOLUTION 3.3
     ndim = layout.ndim
@@ -118,12 +123,13 @@ def unsqueeze_layout(layout: Layout, dim: int) -> Layout:
 def permute_layout(layout: Layout, dims: Sequence[int]) -> Layout:
     """The layout whose dim k is dim `dims[k]` of the input: the same elements, reordered dims.
 
-    Raises ValueError if `dims` has the wrong length, naming `dims` as given (as a tuple), its
-    length as "N entries", the shape and its number of dims as "N dims", e.g.
-    `permutation (0, 1) has 2 entries but shape (2, 1, 3) has 3 dims`. Raises ValueError if `dims`
-    names a dim twice (also as -1 and its positive twin), naming `dims` as given, e.g.
-    `permutation (0, 0, 1) names a dim twice`. Raises IndexError for a dim out of range, naming the
-    dim as given and then the number of dims, e.g. `dim 3 is out of range for a tensor with 3 dims`.
+    Raises ValueError if `dims` has the wrong length; the message names `dims` as given (as a
+    tuple), its length, the shape and its number of dims, for example:
+    `permutation (0, 1) has 2 entries but shape (2, 1, 3) has 3 dims`. Raises ValueError if
+    `dims` names a dim twice (also as -1 and its positive twin), naming `dims` as given; for
+    example: `permutation (0, 0, 1) names a dim twice`. Raises IndexError for a dim out of
+    range; the message names the dim as given and the number of dims, for example:
+    `dim 3 is out of range for a tensor with 3 dims` (normalize_dim raises it for you).
     """
     # BEGIN SOLUTION 3.4
     dims = tuple(dims)
@@ -151,16 +157,17 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
     and a larger stride; None inserts a new dim of size 1; `...` stands for as many full
     slices as needed.
 
-    Raises IndexError for an int out of range, naming the int as given, its dim (counted in
-    `layout`, so a None does not count) and that dim's size, e.g.
-    `index -4 is out of range for dim 1 of size 3`. Raises IndexError for too many indices, naming
-    how many there are and then the shape, e.g. `too many indices: 3 given for shape (2, 3)`. Raises
-    IndexError for two `...`, naming `'...'` and then the key as repr() shows it, e.g.
+    Raises IndexError for an int out of range; the message names the int as given, its dim
+    (counted in `layout`, so a None does not count) and that dim's size, for example:
+    `index -4 is out of range for dim 1 of size 3`. Raises IndexError for too many indices; the
+    message names how many there are and the shape, for example:
+    `too many indices: 3 given for shape (2, 3)`. Raises IndexError for two `...`, naming the
+    key as repr() shows it; for example:
     `an index can hold at most one '...', got (Ellipsis, 0, Ellipsis)`. Raises TypeError for
     anything else in the key (a float, a bool, a string), naming the item as repr() shows it and
-    then its type, e.g. `an index must be an int, a slice, None or '...', got 1.5 (float)`. Raises
-    ValueError for a slice step of 0, with the words "step" and "zero", e.g.
-    `slice step cannot be zero` (Python's own message).
+    its type; for example: `an index must be an int, a slice, None or '...', got 1.5 (float)`
+    (_as_int_index raises it for you). Raises ValueError for a slice step of 0 (slice.indices
+    raises it for you).
     """
     # BEGIN SOLUTION 3.5
     items = key if isinstance(key, tuple) else (key,)
@@ -201,49 +208,93 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
     # END SOLUTION 3.5
 
 
-def view_layout(layout: Layout, shape: Sequence[int]) -> Layout | None:
-    """A layout of the new `shape` (one `-1` allowed) that reads the same elements in the same
-    row-major order without moving them, or None when the strides cannot express it (then
-    only a copy can have that shape).
+def layout_runs(layout: Layout) -> list[tuple[int, int]]:
+    """The runs of a layout, outermost first, each as `(size, stride)`.
 
-    Raises ValueError, with infer_shape's messages, if `shape` cannot hold the layout's elements,
-    e.g. `shape (4, 2) holds 8 elements but the tensor has 6`.
+    A run is a group of neighbouring dims that steps through storage as if it were one dim:
+    dims d and d + 1 join when `stride[d] == size[d + 1] * stride[d + 1]`. Dims of size 1
+    belong to no run (they never move), so a layout with one element has no runs, `[]`. A
+    layout with no elements has the one run `(0, 1)`. A dim of stride 0 (from expand) is a run
+    of its own unless it joins by the rule.
+
+    For example, a row-major (2, 3, 4) layout is one run of 24 elements with stride 1, and
+    the same layout with its last two dims swapped, shape (2, 4, 3) and strides (12, 1, 4),
+    has the runs [(2, 12), (4, 1), (3, 4)].
     """
     # BEGIN SOLUTION 3.6
-    count = 1
-    for size in layout.shape:
-        count *= size
-    shape = infer_shape(shape, count)
-    if count <= 1:
-        return Layout(shape, contiguous_strides(shape), layout.offset)
-    # Runs: groups of neighbouring dims that step through storage as if they were one dim.
-    runs: list[list[int]] = []  # [size, stride] of each run, outermost first
+    if 0 in layout.shape:
+        return [(0, 1)]
+    runs: list[tuple[int, int]] = []
     for size, stride in zip(layout.shape, layout.strides):
         if size == 1:
             continue
         if runs and runs[-1][1] == size * stride:
-            runs[-1] = [runs[-1][0] * size, stride]
+            runs[-1] = (runs[-1][0] * size, stride)
         else:
-            runs.append([size, stride])
-    # Cut the runs into the new dims, from the innermost dim outwards.
+            runs.append((size, stride))
+    return runs
+    # END SOLUTION 3.6
+
+
+def cut_runs(runs: Sequence[tuple[int, int]], shape: Sequence[int]) -> tuple[int, ...] | None:
+    """Strides for `shape` that read the elements of `runs` (as layout_runs gives them) in the
+    same order, or None when a dim of the new shape would have to span two runs (then only a
+    copy can have that shape). The runs hold two or more elements: view_layout handles the
+    layouts of at most one element itself.
+
+    Work from the innermost new dim outwards: each dim takes its elements from the run being
+    cut, and its stride is that run's stride times the elements the dims inside it took. A new
+    dim of size 1 gets the stride a dim of its place would get, as in PyTorch, where
+    `torch.empty(6).view(2, 1, 3).stride() == (3, 3, 1)`.
+
+    Raises ValueError if `shape` does not hold as many elements as the runs; the message names
+    the shape and how many elements the runs hold, for example:
+    `shape (4, 2) holds 8 elements but the runs hold 6`.
+    """
+    # BEGIN SOLUTION 3.7
+    shape = tuple(shape)
+    held = 1
+    for size, _ in runs:
+        held *= size
+    wanted = 1
+    for size in shape:
+        wanted *= size
+    if wanted != held:
+        raise ValueError(f"shape {shape} holds {wanted} elements but the runs hold {held}")
+    pending = list(runs)
+    left, step = pending.pop()  # elements left in the run being cut, stride of the next dim
     strides = [0] * len(shape)
-    left, step = 1, 0  # elements left in the current run, stride of the next dim
     for dim in reversed(range(len(shape))):
         size = shape[dim]
-        if left == 1 and size != 1 and runs:
-            left, step = runs.pop()
+        if left == 1 and size != 1 and pending:
+            left, step = pending.pop()
         if left % size != 0:
             return None
         strides[dim] = step
         left //= size
         step *= size
-    return Layout(shape, tuple(strides), layout.offset)
-    # END SOLUTION 3.6
+    return tuple(strides)
+    # END SOLUTION 3.7
 
 
 # ---------------------------------------------------------------------------------------------
 # Built from the exercises
 # ---------------------------------------------------------------------------------------------
+
+
+def view_layout(layout: Layout, shape: Sequence[int]) -> Layout | None:
+    """A layout of the new `shape` (one `-1` allowed) that reads the same elements in the same
+    row-major order without moving them, from the same storage offset, or None when the
+    strides cannot express it (then only a copy can have that shape).
+
+    Raises ValueError, as infer_shape does, if `shape` cannot hold the layout's elements.
+    """
+    count = math.prod(layout.shape)
+    shape = infer_shape(shape, count)
+    if count <= 1:  # nothing moves: any strides read the same, so take the row-major ones
+        return Layout(shape, row_major_strides(shape), layout.offset)
+    strides = cut_runs(layout_runs(layout), shape)
+    return None if strides is None else Layout(shape, strides, layout.offset)
 
 
 def _as_int_index(item: Any) -> int:

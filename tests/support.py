@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
@@ -190,19 +193,43 @@ def ulp_close(a: float, b: float) -> bool:
     return a == b or (math.isnan(a) and math.isnan(b))
 
 
-def mentions(*values: object) -> str:
-    """A regex matching a message that names every one of `values`, in any order.
+def value_pattern(value: object) -> str:
+    """A regex that finds `value` in a message in one of its usual printed forms.
 
-    Ints must stand alone (5 does not match inside 15); tuples may be printed with () or [].
+    An int (or float) stands alone: 5 is not found inside 15, -5 or 5.5, and -5 is found as
+    "-5". A tuple is found with () or [] and any spacing, a 1-tuple also without its comma.
+    `...` is found as "..." or "Ellipsis"; a string (a dtype name, "nan") literally.
     """
-    parts = []
+    if value is Ellipsis:
+        return r"(?:\.\.\.|Ellipsis)"
+    if isinstance(value, (tuple, list)):
+        inner = r"\s*,\s*".join(value_pattern(item) for item in value)
+        return rf"[\(\[]\s*{inner}\s*,?\s*[\)\]]"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return rf"(?<![\w.-]){re.escape(str(value))}(?![\w]|\.\d)"
+    return re.escape(str(value))
+
+
+def assert_names(error: BaseException | pytest.ExceptionInfo, *values: object) -> None:
+    """The error's message names every one of `values`, in any order and with any words
+    around them (see value_pattern for the forms a value may take)."""
+    if isinstance(error, pytest.ExceptionInfo):
+        error = error.value
+    message = str(error)
     for value in values:
-        if isinstance(value, tuple):
-            inner = r",\s*".join(re.escape(str(v)) for v in value)
-            parts.append(rf"(?=.*[\(\[]{inner},?[\)\]])")
-        else:
-            parts.append(rf"(?=.*(?<![\d-]){re.escape(str(value))}(?!\d))")
-    return "(?s)" + "".join(parts)
+        assert re.search(value_pattern(value), message), (
+            f"the {type(error).__name__} message does not name {value!r}: {message!r}"
+        )
+
+
+@contextmanager
+def raises_naming(
+    error: type[BaseException] | tuple[type[BaseException], ...], *values: object
+) -> Iterator[pytest.ExceptionInfo]:
+    """Like pytest.raises(error), and the message must name every one of `values`."""
+    with pytest.raises(error) as info:
+        yield info
+    assert_names(info, *values)
 
 
 def compact(value: object) -> str:

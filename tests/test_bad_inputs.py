@@ -1,14 +1,13 @@
 """Bad input across the public API and the exercise functions.
 
 Every row is one bad call: it must raise the given error type with a message that names the
-offending values (the shape, dim, index, dtype or value involved). Each row is graded under
-the exercise whose function rejects the input, and calls nothing outside that exercise and
-its prerequisites: inputs are built with the test helpers, never with other exercises.
+offending values (the shape, dim, index, dtype or value involved), in any order and in any
+words. Each row is graded under the exercise whose function rejects the input, and calls
+nothing outside that exercise and its prerequisites: inputs are built with the test helpers,
+never with other exercises.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import pytest
@@ -25,18 +24,13 @@ from tenxor.strides import (
 )
 from tenxor.tensor import Tenxor
 from tenxor.views import infer_shape, permute_layout, squeeze_layout, unsqueeze_layout
-from tests.support import from_numpy, make_tensor
+from tests.support import from_numpy, make_tensor, raises_naming
 
 
-def names(*parts: str) -> str:
-    """A pattern that finds every one of `parts`, literally and in this order, in a message."""
-    return "(?s)" + ".*".join(re.escape(part) for part in parts)
-
-
-def bad(exercise: str, id: str, call, error: type[Exception], pattern: str):
-    """One row of the table: `call()` must raise `error` with a message matching `pattern`."""
+def bad(exercise: str, id: str, call, error: type[Exception], *values: object):
+    """One row of the table: `call()` must raise `error` with a message naming `values`."""
     mark = pytest.mark.provided if exercise == "provided" else pytest.mark.exercise(exercise)
-    return pytest.param(call, error, pattern, marks=mark, id=id)
+    return pytest.param(call, error, values, marks=mark, id=id)
 
 
 # Inputs, built without any exercise function.
@@ -80,251 +74,252 @@ def transposed() -> Tenxor:
 BAD_INPUTS = [
     # 1.1 element count
     bad("1.1", "numel-negative-size", lambda: numel((2, -3)), ValueError,
-        names("(2, -3)", "-3")),
-    bad("4.4", "item-of-six-elements", lambda: matrix().item(), ValueError,
-        names("(2, 3)", "6")),
-    bad("4.4", "item-of-no-elements", lambda: zeros(0, 2).item(), ValueError,
-        names("(0, 2)", "0")),
+        (2, -3), -3),
+    bad("provided", "item-of-six-elements", lambda: matrix().item(), ValueError,
+        (2, 3), 6),
+    bad("provided", "item-of-no-elements", lambda: zeros(0, 2).item(), ValueError,
+        (0, 2), 0),
     bad("provided", "bool-of-two-elements", lambda: bool(bools(True, False)), ValueError,
-        names("(2,)", "ambiguous")),
+        (2,)),
     # 1.2 bfloat16 rounding
     bad("1.2", "bfloat16-pattern-above-32-bits", lambda: round_to_bfloat16(2**32), ValueError,
-        names("4294967296", "32-bit")),
+        4294967296),
     bad("1.2", "bfloat16-negative-pattern", lambda: round_to_bfloat16(-1), ValueError,
-        names("-1", "32-bit")),
+        -1),
     # 1.3 byte strides
     bad("1.3", "byte-strides-itemsize-0", lambda: byte_strides((3, 1), 0), ValueError,
-        names("itemsize", "0")),
+        0),
     # 2.1 constructors, layouts and storage
     bad("provided", "zeros-negative-size", lambda: tenxor.zeros(2, -3), ValueError,
-        names("(2, -3)")),
+        (2, -3)),
     bad("provided", "zeros-float-size", lambda: tenxor.zeros(2, 3.5), TypeError,
-        names("3.5")),
+        3.5),
     bad("provided", "zeros-unknown-dtype", lambda: tenxor.zeros(2, dtype="complex"), TypeError,
-        names("'complex'")),
+        "complex"),
     bad("provided", "from-values-wrong-count",
         lambda: Tenxor.from_values([1.0, 2.0, 3.0], (2, 2), tenxor.float64), ValueError,
-        names("3 values", "(2, 2)")),
+        3, (2, 2)),
     bad("provided", "tensor-ragged-rows", lambda: tenxor.tensor([[1, 2], [3]]), ValueError,
-        names("item 1", "(1,)", "item 0", "(2,)")),
+        1, (1,), 0, (2,)),
     bad("provided", "tensor-int64-overflow", lambda: tenxor.tensor([1, 2**63]), OverflowError,
-        names("9223372036854775808", "int64")),
+        9223372036854775808, "int64"),
     bad("provided", "arange-step-0", lambda: tenxor.arange(0, 5, 0), ValueError,
-        names("step", "0")),
+        0),
     bad("provided", "rand-low-equals-high", lambda: tenxor.rand(2, low=1.0, high=1.0), ValueError,
-        names("low=1.0", "high=1.0")),
+        1.0),
     bad("2.1", "layout-past-the-storage-end",
         lambda: Tenxor(Storage([0.0] * 6), Layout((2, 3), contiguous_strides((2, 3)), 1)),
-        IndexError, names("1 to 6", "6 elements")),
+        IndexError, 1, 6),
     bad("2.1", "layout-strides-of-another-shape",
         lambda: Layout((2, 3), contiguous_strides((3,))), ValueError,
-        names("(2, 3)", "2 dims", "(1,)", "1")),
+        (2, 3), 2, (1,), 1),
     bad("2.1", "layout-negative-offset",
         lambda: Layout((2, 3), contiguous_strides((2, 3)), -1), ValueError,
-        names("offset", "-1")),
+        -1),
     bad("2.1", "layout-float-size",
         lambda: Layout((2, 3.0), contiguous_strides((2, 3))), TypeError,
-        names("(2, 3.0)")),
+        (2, 3.0)),
     # 2.2 column-major strides
     bad("2.2", "column-major-layout-past-the-storage-end",
         lambda: Tenxor(Storage([0.0] * 5), Layout((2, 3), column_major_strides((2, 3)))),
-        IndexError, names("0 to 5", "5 elements")),
+        IndexError, 0, 5),
     # 2.3 index -> offset
     bad("2.3", "index-to-offset-short-index",
         lambda: index_to_offset((1,), Layout((2, 3), (3, 1))), IndexError,
-        names("(1,)", "1 entr", "(2, 3)", "2 dims")),
+        (1,), 1, (2, 3), 2),
     bad("2.3", "index-to-offset-entry-too-large",
         lambda: index_to_offset((1, 3), Layout((2, 3), (3, 1))), IndexError,
-        names("index 3", "dim 1", "size 3")),
+        3, 1),
     bad("2.3", "index-to-offset-negative-entry",
         lambda: index_to_offset((-1, 0), Layout((2, 3), (3, 1), 2)), IndexError,
-        names("index -1", "dim 0", "size 2")),
+        -1, 0, 2),
     # 2.4 offset -> index
     bad("2.4", "offset-to-index-past-the-end", lambda: offset_to_index(6, (2, 3)), IndexError,
-        names("offset 6", "(2, 3)")),
+        6, (2, 3)),
     bad("2.4", "offset-to-index-negative", lambda: offset_to_index(-1, (2, 3)), IndexError,
-        names("offset -1", "(2, 3)")),
+        -1, (2, 3)),
     # 2.5 next index
     bad("2.5", "next-index-entry-out-of-range", lambda: next_index((0, 3), (2, 3)), IndexError,
-        names("index 3", "dim 1", "size 3")),
+        3, 1),
     bad("2.5", "next-index-wrong-length", lambda: next_index((0,), (2, 3)), IndexError,
-        names("(0,)", "1 entr", "(2, 3)", "2 dims")),
+        (0,), 1, (2, 3), 2),
     # 3.1 inferring -1
     bad("3.1", "infer-two-minus-ones", lambda: infer_shape((-1, -1), 6), ValueError,
-        names("(-1, -1)")),
+        (-1, -1)),
     bad("3.1", "infer-minus-one-does-not-divide", lambda: infer_shape((4, -1), 6), ValueError,
-        names("(4, -1)", "6")),
+        (4, -1), 6),
     bad("3.1", "infer-minus-one-next-to-size-0", lambda: infer_shape((0, -1), 0), ValueError,
-        names("(0, -1)")),
+        (0, -1)),
     bad("3.1", "infer-wrong-element-count", lambda: infer_shape((4, 2), 6), ValueError,
-        names("(4, 2)", "8", "6")),
+        (4, 2), 8, 6),
     bad("3.1", "infer-negative-size", lambda: infer_shape((2, -2), 4), ValueError,
-        names("(2, -2)", "-2")),
+        (2, -2), -2),
     # 3.2 squeeze
     bad("3.2", "squeeze-dim-out-of-range", lambda: cube().squeeze(3), IndexError,
-        names("dim 3", "3 dims")),
+        3),
     bad("3.2", "squeeze-dim-of-size-2", lambda: cube().squeeze(0), ValueError,
-        names("dim 0", "size 2", "(2, 1, 3)")),
+        0, 2, (2, 1, 3)),
     bad("3.2", "squeeze-one-of-two-dims-has-size-3",
         lambda: squeeze_layout(Layout((2, 1, 3), (3, 3, 1)), (1, 2)), ValueError,
-        names("dim 2", "size 3", "(2, 1, 3)")),
-    bad("3.2", "squeeze-float-dim", lambda: cube().squeeze(1.5), TypeError, names("1.5")),
+        2, 3, (2, 1, 3)),
+    bad("3.2", "squeeze-float-dim", lambda: cube().squeeze(1.5), TypeError, 1.5),
     # 3.3 unsqueeze
     bad("3.3", "unsqueeze-dim-too-large", lambda: cube().unsqueeze(4), IndexError,
-        names("dim 4", "(2, 1, 3)")),
+        4, (2, 1, 3)),
     bad("3.3", "unsqueeze-dim-too-small", lambda: cube().unsqueeze(-5), IndexError,
-        names("dim -5", "(2, 1, 3)")),
+        -5, (2, 1, 3)),
     bad("3.3", "unsqueeze-0d-at-2", lambda: unsqueeze_layout(Layout((), ()), 2), IndexError,
-        names("dim 2", "()")),
-    bad("3.3", "unsqueeze-float-dim", lambda: cube().unsqueeze(1.5), TypeError, names("1.5")),
+        2, ()),
+    bad("3.3", "unsqueeze-float-dim", lambda: cube().unsqueeze(1.5), TypeError, 1.5),
     # 3.4 permute and transpose
     bad("3.4", "permute-too-few-dims", lambda: cube().permute(0, 1), ValueError,
-        names("(0, 1)", "2 entries", "(2, 1, 3)", "3 dims")),
+        (0, 1), 2, (2, 1, 3), 3),
     bad("3.4", "permute-repeated-dim", lambda: cube().permute(0, 0, 1), ValueError,
-        names("(0, 0, 1)")),
+        (0, 0, 1)),
     bad("3.4", "permute-dim-out-of-range", lambda: cube().permute(0, 1, 3), IndexError,
-        names("dim 3", "3 dims")),
+        3),
     bad("3.4", "permute-negative-dim-out-of-range",
         lambda: permute_layout(Layout((2, 3), (3, 1)), (1, -3)), IndexError,
-        names("dim -3", "2 dims")),
+        -3, 2),
     bad("provided", "transpose-dim-out-of-range", lambda: matrix().transpose(0, 2), IndexError,
-        names("dim 2", "2 dims")),
+        2),
     # 3.5 indexing
     bad("3.5", "int-index-past-the-end", lambda: matrix()[2], IndexError,
-        names("index 2", "dim 0", "size 2")),
+        2, 0),
     bad("3.5", "negative-index-too-small", lambda: matrix()[:, -4], IndexError,
-        names("index -4", "dim 1", "size 3")),
+        -4, 1, 3),
     bad("3.5", "index-after-none-counts-dims", lambda: matrix()[None, 0, 3], IndexError,
-        names("index 3", "dim 1", "size 3")),
+        3, 1),
     bad("3.5", "too-many-indices", lambda: matrix()[0, 0, 0], IndexError,
-        names("3", "(2, 3)")),
-    bad("3.5", "two-ellipses", lambda: matrix()[..., 0, ...], IndexError, names("'...'")),
-    bad("3.5", "float-index", lambda: matrix()[1.5], TypeError, names("1.5", "float")),
-    bad("3.5", "bool-index", lambda: matrix()[True], TypeError, names("True")),
-    bad("3.5", "slice-step-0", lambda: matrix()[::0], ValueError, names("step", "zero")),
+        3, (2, 3)),
+    bad("3.5", "two-ellipses", lambda: matrix()[..., 0, ...], IndexError, ...),
+    bad("3.5", "float-index", lambda: matrix()[1.5], TypeError, 1.5, "float"),
+    bad("3.5", "bool-index", lambda: matrix()[True], TypeError, True),
+    bad("3.5", "slice-step-0", lambda: matrix()[::0], ValueError),
     bad("3.5", "list-index-entry-past-the-end", lambda: matrix()[[0, 2]], IndexError,
-        names("index 2", "dim 0", "size 2")),
+        2, 0),
     bad("3.5", "list-index-entry-too-negative", lambda: matrix()[:, [0, -4]], IndexError,
-        names("index -4", "dim 1", "size 3")),
+        -4, 1, 3),
     bad("provided", "two-list-indices", lambda: matrix()[[0, 1], [1]], IndexError,
-        names("one list index", "2")),
+        2),
     bad("3.5", "tprint-position-out-of-range",
         lambda: tenxor.tensor_to_string(matrix(), (5, None)), IndexError,
-        names("index 5", "dim 0", "size 2")),
-    # 3.6 view and reshape
-    bad("3.6", "view-needs-a-copy", lambda: transposed().view(6), ValueError,
-        names("(3, 2)", "(1, 3)", "(6,)", "copy")),
-    bad("3.6", "view-two-minus-ones", lambda: matrix().view(-1, -1), ValueError,
-        names("(-1, -1)")),
-    bad("3.6", "reshape-minus-one-does-not-divide", lambda: matrix().reshape(4, -1),
-        ValueError, names("(4, -1)", "6")),
-    bad("3.6", "reshape-wrong-element-count", lambda: matrix().reshape(4, 2), ValueError,
-        names("(4, 2)", "8", "6")),
-    bad("3.6", "view-minus-one-next-to-size-0", lambda: zeros(0, 3).view(0, -1), ValueError,
-        names("(0, -1)")),
+        5, 0, 2),
+    # 3.7 view and reshape (3.1 rejects the shapes that cannot hold the elements)
+    bad("3.7", "view-needs-a-copy", lambda: transposed().view(6), ValueError,
+        (3, 2), (1, 3), (6,)),
+    bad("3.1", "view-two-minus-ones", lambda: matrix().view(-1, -1), ValueError,
+        (-1, -1)),
+    bad("3.1", "reshape-minus-one-does-not-divide", lambda: matrix().reshape(4, -1),
+        ValueError, (4, -1), 6),
+    bad("3.1", "reshape-wrong-element-count", lambda: matrix().reshape(4, 2), ValueError,
+        (4, 2), 8, 6),
+    bad("3.1", "view-minus-one-next-to-size-0", lambda: zeros(0, 3).view(0, -1), ValueError,
+        (0, -1)),
     bad("provided", "view-float-sizes", lambda: from_numpy(np.arange(4.0)).view(2.0, 2), TypeError,
-        names("(2.0, 2)")),
-    bad("provided", "view-one-float-size", lambda: matrix().view(6.0), TypeError, names("6.0")),
+        (2.0, 2)),
+    bad("provided", "view-one-float-size", lambda: matrix().view(6.0), TypeError, 6.0),
     # 4.1 broadcast shapes
     bad("4.1", "broadcast-three-shapes",
         lambda: tenxor.broadcast_shapes((2, 3), (3,), (4, 1)), ValueError,
-        names("(2, 3)", "(3,)", "(4, 1)", "2 and 4")),
+        (2, 3), (3,), (4, 1), 2, 4),
     bad("4.1", "broadcast-from-the-right", lambda: tenxor.broadcast_shapes((2, 3), (2,)),
-        ValueError, names("(2, 3)", "(2,)", "3 and 2")),
+        ValueError, (2, 3), (2,), 3, 2),
     bad("4.1", "broadcast-negative-size", lambda: tenxor.broadcast_shapes((2, -1), (2, 1)),
-        ValueError, names("-1")),
+        ValueError, -1),
     bad("4.1", "where-not-broadcastable",
         lambda: tenxor.where(bools(True, False), zeros(3), zeros(3)), ValueError,
-        names("(2,)", "(3,)", "2 and 3")),
+        (2,), (3,), 2, 3),
     # 4.2 expand
     bad("4.2", "expand-to-fewer-dims", lambda: matrix().expand(3), ValueError,
-        names("(2, 3)", "(3,)", "fewer dims")),
+        (2, 3), (3,)),
     bad("4.2", "expand-dim-of-size-2", lambda: matrix().expand(4, 3), ValueError,
-        names("(2, 3)", "(4, 3)", "dim 0", "size 2")),
+        (2, 3), (4, 3), 0, 2),
     bad("4.2", "broadcast-to-lines-up-from-the-right",
         lambda: tenxor.broadcast_to(zeros(2, 1), (2, 3, 4)), ValueError,
-        names("(2, 1)", "(2, 3, 4)", "dim 0", "size 2")),
+        (2, 1), (2, 3, 4), 0, 2),
     bad("4.2", "expand-to-a-negative-size", lambda: zeros(1).expand(-2), ValueError,
-        names("(1,)", "(-2,)", "-2")),
+        (1,), (-2,), -2),
     # 4.4 reading values (printing)
     bad("provided", "tprint-wrong-number-of-dims",
-        lambda: tenxor.tprint(matrix(), (0,)), ValueError, names("(0,)", "1 entr", "2 dims")),
+        lambda: tenxor.tprint(matrix(), (0,)), ValueError, (0,), 1, 2),
     # 4.5 map
     bad("4.5", "map-float-into-int64", lambda: ints(1, 2).map(lambda x: x + 0.5), TypeError,
-        names("int64", "1.5")),
+        "int64", 1.5),
     bad("4.5", "to-int64-of-nan", lambda: from_numpy(np.array([1.0, np.nan])).to("int64"),
-        ValueError, names("nan", "int64")),
+        ValueError, "nan", "int64"),
     bad("4.5", "map-int64-overflow", lambda: ints(1, 2**62).map(lambda x: 2 * x),
-        OverflowError, names("9223372036854775808", "int64")),
-    bad("provided", "negate-bool", lambda: -bools(True, False), TypeError, names("'-'", "bool")),
+        OverflowError, 9223372036854775808, "int64"),
+    bad("provided", "negate-bool", lambda: -bools(True, False), TypeError, "-", "bool"),
     # 4.6 zip with broadcasting
     bad("4.6", "add-not-broadcastable", lambda: matrix() + zeros(2), ValueError,
-        names("(2, 3)", "(2,)", "3 and 2")),
+        (2, 3), (2,), 3, 2),
     bad("4.6", "multiply-not-broadcastable", lambda: zeros(3) * zeros(4), ValueError,
-        names("(3,)", "(4,)", "3 and 4")),
+        (3,), (4,), 3, 4),
     bad("4.6", "compare-not-broadcastable", lambda: matrix() < zeros(3, 2), ValueError,
-        names("(2, 3)", "(3, 2)")),
+        (2, 3), (3, 2)),
     bad("4.6", "int-to-negative-int-power", lambda: ints(2, 3) ** -1, ValueError,
-        names("2 ** -1")),
+        2, -1),
     bad("4.6", "int-to-negative-int-power-elementwise", lambda: ints(2, 3) ** ints(1, -2),
-        ValueError, names("3 ** -2")),
+        ValueError, 3, -2),
     # 5.1 reductions
     bad("5.1", "sum-dim-out-of-range", lambda: matrix().sum(2), IndexError,
-        names("dim 2", "2 dims")),
+        2),
     bad("5.1", "sum-negative-dim-out-of-range", lambda: matrix().sum(-3), IndexError,
-        names("dim -3", "2 dims")),
+        -3, 2),
     bad("5.1", "sum-same-dim-twice", lambda: matrix().sum((0, 0)), ValueError,
-        names("(0, 0)")),
-    bad("5.1", "sum-float-dim", lambda: matrix().sum(1.0), TypeError, names("1.0")),
+        (0, 0)),
+    bad("5.1", "sum-float-dim", lambda: matrix().sum(1.0), TypeError, 1.0),
     bad("5.1", "sum-int64-overflow", lambda: ints(2**62, 2**62).sum(), OverflowError,
-        names("9223372036854775808", "int64")),
+        9223372036854775808, "int64"),
     bad("provided", "max-over-empty-dim", lambda: zeros(0, 3).max(0), ValueError,
-        names("dim 0", "size 0", "(0, 3)")),
+        0, (0, 3)),
     # 5.2 mean
     bad("5.2", "mean-dim-out-of-range", lambda: matrix().mean(2), IndexError,
-        names("dim 2", "2 dims")),
+        2),
     # 5.3 argmax
     bad("provided", "argmax-dim-out-of-range", lambda: matrix().argmax(2), IndexError,
-        names("dim 2", "2 dims")),
+        2),
     bad("provided", "argmax-over-empty-dim", lambda: zeros(2, 0).argmax(1), ValueError,
-        names("dim 1", "size 0", "(2, 0)")),
+        1, 0, (2, 0)),
     # 5.4 matmul
     bad("5.4", "matmul-inner-dims-differ", lambda: matrix() @ zeros(4, 2), ValueError,
-        names("(2, 3)", "(4, 2)", "3 and 4")),
+        (2, 3), (4, 2), 3, 4),
     bad("5.4", "matmul-matrix-vector-inner-dims-differ", lambda: matrix() @ zeros(2),
-        ValueError, names("(2, 3)", "(2,)", "3 and 2")),
+        ValueError, (2, 3), (2,), 3, 2),
     bad("5.4", "matmul-0d-left", lambda: scalar() @ matrix(), ValueError,
-        names("()", "(2, 3)")),
+        (), (2, 3)),
     bad("5.4", "matmul-0d-right", lambda: tenxor.matmul(matrix(), scalar()), ValueError,
-        names("(2, 3)", "()")),
+        (2, 3), ()),
     bad("5.4", "matmul-batch-dims-not-broadcastable", lambda: zeros(2, 2, 3) @ zeros(3, 3, 4),
-        ValueError, names("(2, 2, 3)", "(3, 3, 4)", "(2,)", "(3,)", "broadcast")),
+        ValueError, (2, 2, 3), (3, 3, 4), (2,), (3,)),
     # 5.5 softmax
     bad("5.5", "softmax-dim-out-of-range", lambda: matrix().softmax(2), IndexError,
-        names("dim 2", "2 dims")),
+        2),
     bad("5.5", "softmax-negative-dim-out-of-range", lambda: tenxor.softmax(matrix(), -3),
-        IndexError, names("dim -3", "2 dims")),
+        IndexError, -3, 2),
     # 5.6 masked softmax
     bad("5.6", "masked-softmax-mask-not-broadcastable",
         lambda: matrix().masked_softmax(bools(True, False), -1), ValueError,
-        names("(2,)", "(2, 3)", "2 and 3")),
+        (2,), (2, 3), 2, 3),
     bad("5.6", "masked-softmax-dim-out-of-range",
         lambda: tenxor.masked_softmax(matrix(), bools(True, False, True), 2), IndexError,
-        names("dim 2", "2 dims")),
+        2),
     # 6 GATv2: the layer's inputs must fit together
     bad("provided", "gatv2-adjacency-of-other-graphs",
         lambda: tenxor.gatv2(zeros(2, 3, 4), zeros(2, 3, 4), zeros(2, 3), zeros(4, 5),
                              zeros(4, 5), zeros(5, 2)),
-        ValueError, names("x (2, 3, 4)", "adjacency (2, 3, 4)", "node_mask (2, 3)")),
+        ValueError, (2, 3, 4), (2, 3)),
     bad("provided", "gatv2-attention-of-other-width",
         lambda: tenxor.GATv2(zeros(4, 5), zeros(4, 5), zeros(6, 2))(
             zeros(2, 3, 4), zeros(2, 3, 3), zeros(2, 3)),
-        ValueError, names("theta_source (4, 5)", "attention (6, 2)")),
+        ValueError, (4, 5), (6, 2)),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("call, error, pattern", BAD_INPUTS)
-def test_bad_input_raises_an_error_naming_it(call, error, pattern):
-    """The bad call raises the expected error, and its message names the offending values."""
-    with pytest.raises(error, match=pattern):
+@pytest.mark.parametrize("call, error, values", BAD_INPUTS)
+def test_bad_input_raises_an_error_naming_it(call, error, values):
+    """The bad call raises the expected error, and its message names the offending values
+    (in any order, with any words around them)."""
+    with raises_naming(error, *values):
         call()

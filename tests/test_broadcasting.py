@@ -36,12 +36,13 @@ from tests.support import (
     contiguous_case,
     from_numpy,
     layouts,
-    mentions,
     numpy_view,
+    raises_naming,
     sizes,
     storage_shared,
     strided,
     to_numpy,
+    value_pattern,
 )
 
 # ---------------------------------------------------------------------------------------------
@@ -141,9 +142,13 @@ def test_broadcast_shapes_raises_exactly_when_numpy_does(shapes):
     try:
         expected = np.broadcast_shapes(*shapes)
     except ValueError:
-        named = "|".join(re.escape(str(shape)) for shape in clashing_shapes(shapes))
-        with pytest.raises(ValueError, match=named):
+        with pytest.raises(ValueError) as info:
             broadcast_shapes(*shapes)
+        message = str(info.value)
+        clashing = clashing_shapes(shapes)
+        assert any(re.search(value_pattern(shape), message) for shape in clashing), (
+            f"the message names none of the clashing shapes {clashing}: {message!r}"
+        )
     else:
         assert broadcast_shapes(*shapes) == expected
 
@@ -190,7 +195,7 @@ def test_broadcast_shapes_rejects_incompatible_shapes_naming_them(shapes):
     with pytest.raises(ValueError):
         np.broadcast_shapes(*shapes)
     clashing = shapes[-2:]
-    with pytest.raises(ValueError, match=mentions(*clashing)):
+    with raises_naming(ValueError, *clashing):
         broadcast_shapes(*shapes)
 
 
@@ -251,7 +256,7 @@ def test_expand_layout_raises_exactly_when_numpy_does(case, target):
     try:
         expected = np.broadcast_to(strided(case.buffer, case.layout), target)
     except ValueError:
-        with pytest.raises(ValueError, match=mentions(case.layout.shape, target)):
+        with raises_naming(ValueError, case.layout.shape, target):
             expand_layout(case.layout, target)
     else:
         np.testing.assert_array_equal(
@@ -281,7 +286,7 @@ def test_expand_rejects_bad_targets_naming_both_shapes(shape, target):
     with pytest.raises(ValueError):
         np.broadcast_to(np.zeros(shape), target)
     layout = Layout(shape, tuple(range(len(shape))))
-    with pytest.raises(ValueError, match=mentions(shape, target)):
+    with raises_naming(ValueError, shape, target):
         expand_layout(layout, target)
 
 
@@ -342,7 +347,7 @@ def test_read_values_matches_numpy_ravel(kind, data):
     assert read_values(case.tensor().storage.values(), case.layout) == expected
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided  # tensors read their elements with provided code (tenxor/row_major.py)
 @given(cases())
 def test_tensor_values_and_tolist_read_through_the_layout(case):
     """`values()` is the row-major list and `tolist()` the nested lists NumPy gives."""
@@ -488,11 +493,11 @@ def test_unary_operations_reject_bool_and_non_bool_inputs_naming_the_dtype():
     assert_same(~flags, np.array([False, True]))
     with pytest.raises(TypeError):
         _ = -np.array([True, False])
-    with pytest.raises(TypeError, match="bool"):
+    with raises_naming(TypeError, "bool"):
         _ = -flags
     with pytest.raises(TypeError):
         _ = ~np.array([1.5])
-    with pytest.raises(TypeError, match="float64"):
+    with raises_naming(TypeError, "float64"):
         _ = ~from_numpy(np.array([1.5]))
 
 
@@ -531,7 +536,7 @@ def test_to_dtype_matches_numpy_astype(kind, target, data):
 def test_to_int_rejects_non_finite_floats_naming_the_value(value):
     """inf and nan have no integer value: a ValueError that names the value."""
     t = from_numpy(np.array([1.0, value]))
-    with pytest.raises(ValueError, match=re.escape(str(value))):
+    with raises_naming(ValueError, value):
         t.to("int64")
 
 
@@ -576,9 +581,9 @@ def test_zip_values_rejects_shapes_that_do_not_broadcast(shape_a, shape_b):
     with pytest.raises(ValueError):
         np.broadcast_shapes(shape_a, shape_b)
     a, b = contiguous_case(np.zeros(shape_a)), contiguous_case(np.zeros(shape_b))
-    with pytest.raises(ValueError, match=mentions(shape_a, shape_b)):
+    with raises_naming(ValueError, shape_a, shape_b):
         zip_values(operator.add, a.buffer.tolist(), a.layout, b.buffer.tolist(), b.layout)
-    with pytest.raises(ValueError, match=mentions(shape_a, shape_b)):
+    with raises_naming(ValueError, shape_a, shape_b):
         a.tensor() + b.tensor()
 
 
@@ -723,12 +728,12 @@ def test_division_by_zero_on_broadcast_layouts(pair):
 def test_operators_reject_bad_operands_with_clear_errors():
     """bool - bool is a TypeError, an int to a negative int power a ValueError naming both."""
     flags = from_numpy(np.array([True, False]))
-    with pytest.raises(TypeError, match="bool"):
+    with raises_naming(TypeError, "bool"):
         _ = flags - flags
     base = from_numpy(np.array([2, 3]))
-    with pytest.raises(ValueError, match=mentions(2, -1)):
+    with raises_naming(ValueError, 2, -1):
         base ** from_numpy(np.array([-1, 2]))
-    with pytest.raises(ValueError, match=mentions(-2)):
+    with raises_naming(ValueError, -2):
         _ = base**-2
 
 
@@ -770,7 +775,7 @@ def test_where_with_python_scalars(pair):
 def test_where_rejects_shapes_that_do_not_broadcast():
     """A condition, a or b that does not broadcast is a ValueError naming the shapes."""
     condition = from_numpy(np.zeros((2, 3))) > 0
-    with pytest.raises(ValueError, match=mentions((2, 3), (4,))):
+    with raises_naming(ValueError, (2, 3), (4,)):
         tenxor.where(condition, from_numpy(np.zeros(4)), 0.0)
 
 

@@ -23,8 +23,8 @@ from tests.support import (
     cases,
     layouts,
     make_tensor,
-    mentions,
     numpy_view,
+    raises_naming,
     reach,
     row_major_strides,
     sizes,
@@ -173,7 +173,7 @@ BAD_LAYOUTS = [
 @pytest.mark.parametrize(("args", "error", "named"), BAD_LAYOUTS)
 def test_layout_rejects_bad_input_and_names_it(args, error, named):
     """A bad shape, strides or offset is an error whose message names the bad value."""
-    with pytest.raises(error, match=mentions(*named)):
+    with raises_naming(error, *named):
         Layout(*args)
 
 
@@ -245,7 +245,7 @@ BAD_INDICES = [
 def test_index_to_offset_rejects_bad_indices(index, layout, named):
     """A wrong number of entries or an entry out of range is an IndexError naming it, never
     an offset of some other element."""
-    with pytest.raises(IndexError, match=mentions(*named)):
+    with raises_naming(IndexError, *named):
         index_to_offset(index, layout)
 
 
@@ -300,7 +300,7 @@ BAD_OFFSETS = [
 @pytest.mark.parametrize(("offset", "shape"), BAD_OFFSETS)
 def test_offset_to_index_rejects_offsets_out_of_range(offset, shape):
     """An offset outside 0 .. numel-1 is an IndexError naming it (no wrap-around)."""
-    with pytest.raises(IndexError, match=mentions(offset)):
+    with raises_naming(IndexError, offset):
         offset_to_index(offset, shape)
 
 
@@ -371,7 +371,7 @@ BAD_STEPS = [
 @pytest.mark.parametrize(("index", "shape", "named"), BAD_STEPS)
 def test_next_index_rejects_bad_indices(index, shape, named):
     """A wrong number of entries or an entry out of range is an IndexError naming it."""
-    with pytest.raises(IndexError, match=mentions(*named)):
+    with raises_naming(IndexError, *named):
         next_index(index, shape)
 
 

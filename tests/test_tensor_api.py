@@ -1,9 +1,10 @@
 """The public API of tenxor: constructors, reading elements back, and the printer.
 
-Constructors (exercise 2.1) are read back with `to_numpy` and compared with NumPy. Reading
-(`tolist`, `item`, `float`, `tobytes`) and printing (`repr`, `tensor_to_string`, `tprint`)
-are exercise 4.4; their expected output is built here from NumPy values, independently of
-the library's printer.
+Constructors are read back with `to_numpy` and compared with NumPy. Reading (`tolist`,
+`item`, `float`, `tobytes`) and printing (`repr`, `tensor_to_string`, `tprint`) are checked
+against output built here from NumPy values, independently of the library's printer. All of
+them are provided code that needs no exercise (tenxor/row_major.py), so these tests are
+marked `provided`.
 """
 
 from __future__ import annotations
@@ -114,7 +115,7 @@ def column_major_tensor(expected: np.ndarray) -> tenxor.Tenxor:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @pytest.mark.parametrize(
     "data",
     [
@@ -133,7 +134,7 @@ def test_tensor_from_numbers_and_nested_lists_infers_dtype_like_numpy(data):
     assert_new_tensor(tenxor.tensor(data), np.array(data))
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @pytest.mark.parametrize(
     "array",
     [
@@ -153,7 +154,7 @@ def test_tensor_from_numpy_array_keeps_values_and_dtype(array):
     assert_new_tensor(tenxor.tensor(array), array)
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @pytest.mark.parametrize("dtype_as_object", [False, True], ids=["name", "dtype"])
 @pytest.mark.parametrize(
     "data, dtype",
@@ -178,7 +179,7 @@ def test_tensor_with_explicit_dtype_converts_like_numpy_astype(data, dtype, dtyp
     assert_new_tensor(tenxor.tensor(data, dtype=chosen), expected)
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @given(st.lists(st.floats(-1e15, 1e15), max_size=12), st.sampled_from(["int64", "int32"]))
 def test_tensor_float_to_int_truncates_toward_zero(values, dtype):
     """Any float (in range) converts to an integer dtype the way NumPy's astype truncates."""
@@ -191,7 +192,7 @@ def test_tensor_float_to_int_truncates_toward_zero(values, dtype):
 SHAPES = [(), (0,), (3,), (2, 3), (2, 0, 3), (1, 4, 1, 2), (2, 1, 3, 1, 2)]
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 def test_zeros_and_ones_have_the_shape_dtype_and_row_major_strides(shape):
     """zeros/ones take the shape as separate sizes or as one tuple, default to float64 and
@@ -202,7 +203,7 @@ def test_zeros_and_ones_have_the_shape_dtype_and_row_major_strides(shape):
     assert_new_tensor(tenxor.ones(shape, dtype=tenxor.bool), np.ones(shape, dtype=np.bool_))
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
 @pytest.mark.parametrize("value", [7, -2.5, True, 0])
 def test_full_infers_the_dtype_of_its_value(shape, value):
@@ -211,7 +212,7 @@ def test_full_infers_the_dtype_of_its_value(shape, value):
     assert_new_tensor(tenxor.full(shape, value), np.full(shape, value))
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 def test_full_with_a_dtype_converts_the_value():
     """full with an explicit dtype converts the value like astype (2.9 -> 2 as int64)."""
     expected = np.full((2, 3), 2.9).astype(np.int64)
@@ -229,7 +230,7 @@ ARANGE_ARGS = [
 ]  # fmt: skip
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @pytest.mark.parametrize("args", ARANGE_ARGS, ids=str)
 def test_arange_matches_numpy(args):
     """arange gives np.arange's values and length (float steps, negative steps, empty
@@ -238,7 +239,7 @@ def test_arange_matches_numpy(args):
     assert_new_tensor(tenxor.arange(*args), expected, exact=expected.dtype.kind != "f")
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 def test_arange_with_a_dtype():
     """arange converts its numbers to an explicit dtype."""
     assert_new_tensor(tenxor.arange(5, dtype="float32"), np.arange(5, dtype=np.float32))
@@ -246,14 +247,14 @@ def test_arange_with_a_dtype():
     assert_new_tensor(tenxor.arange(0, 3, 0.5, dtype=tenxor.float32), expected)
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @given(st.integers(-30, 30), st.integers(-30, 30), st.integers(-7, 7).filter(bool))
 def test_arange_with_int_arguments_matches_numpy(start, end, step):
     """For any int start, end and nonzero step, arange equals np.arange exactly."""
     assert_new_tensor(tenxor.arange(start, end, step), np.arange(start, end, step))
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @given(st.floats(-10, 10), st.floats(-10, 10), st.floats(0.05, 5), st.booleans())
 def test_arange_with_float_arguments_matches_numpy(start, end, step, downwards):
     """For float arguments arange has np.arange's length and (up to rounding) its values."""
@@ -265,7 +266,7 @@ def test_arange_with_float_arguments_matches_numpy(start, end, step, downwards):
     np.testing.assert_allclose(to_numpy(t), expected, rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 def test_rand_with_a_seed_is_reproducible_and_in_range():
     """rand with a seed: same seed same values, another seed other values, every value in
     [low, high), float64 by default, a fresh row-major tensor of the shape asked for."""
@@ -281,7 +282,7 @@ def test_rand_with_a_seed_is_reproducible_and_in_range():
     assert len(np.unique(values)) == values.size
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 def test_rand_spreads_uniformly_over_low_to_high():
     """Many rand values fill [low, high) evenly: each quarter gets about a quarter of them
     (so the range is neither shifted nor scaled wrong)."""
@@ -292,7 +293,7 @@ def test_rand_spreads_uniformly_over_low_to_high():
     assert abs(values.mean() - 1.0) < 0.1
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 def test_rand_other_shapes_and_dtypes():
     """rand takes a tuple shape, a 0-d shape and a dtype."""
     t = tenxor.rand((2, 3), seed=1, dtype="float32")
@@ -302,7 +303,7 @@ def test_rand_other_shapes_and_dtypes():
     assert s.shape == () and 0 <= to_numpy(s).item() < 1
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 def test_manual_seed_restarts_the_shared_generator():
     """After manual_seed(n) the unseeded rand calls repeat the same sequence; a rand call with
     its own seed does not disturb that sequence."""
@@ -321,7 +322,7 @@ def test_manual_seed_restarts_the_shared_generator():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @given(any_case)
 def test_tolist_matches_numpy_on_any_layout(case):
     """tolist() gives NumPy's nested lists (a plain number for 0-d) for any layout: strides
@@ -329,7 +330,7 @@ def test_tolist_matches_numpy_on_any_layout(case):
     assert_same_nested(case.tensor().tolist(), case.array.tolist())
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 def test_tolist_reads_through_offset_and_negative_strides():
     """A small reversed, offset view lists its elements in index order."""
     buffer = np.arange(10, dtype=np.int64)
@@ -338,7 +339,7 @@ def test_tolist_reads_through_offset_and_negative_strides():
     assert_same_nested(t.tolist(), [[9, 8, 7], [5, 4, 3]])
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @pytest.mark.parametrize(
     "buffer, layout",
     [
@@ -362,7 +363,7 @@ def test_item_and_float_read_the_one_element(buffer, layout):
 TOBYTES_DTYPES = [np.float64, np.float32, np.int64, np.int32, np.bool_]
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @pytest.mark.parametrize("dtype", TOBYTES_DTYPES, ids=lambda d: np.dtype(d).name)
 def test_tobytes_of_a_transposed_tensor_equals_numpy(dtype):
     """tobytes() of a non-contiguous tensor is NumPy's tobytes() of the same values and
@@ -373,7 +374,7 @@ def test_tobytes_of_a_transposed_tensor_equals_numpy(dtype):
     assert t.tobytes() == numpy_view(buffer, layout).tobytes()
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @given(any_case, st.sampled_from(TOBYTES_DTYPES))
 def test_tobytes_equals_numpy_on_any_layout(case, dtype):
     """tobytes() equals NumPy's tobytes() of the same view for any layout and dtype."""
@@ -382,7 +383,7 @@ def test_tobytes_equals_numpy_on_any_layout(case, dtype):
     assert t.tobytes() == numpy_view(buffer, case.layout).tobytes()
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 def test_tobytes_of_a_contiguous_slice_holds_only_its_elements():
     """A contiguous view that starts at storage offset 2 and reads 3 of 8 elements gives the
     bytes of those 3 elements only."""
@@ -398,7 +399,7 @@ def test_tobytes_of_a_contiguous_slice_holds_only_its_elements():
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @given(any_case)
 def test_repr_shows_heading_and_grid_on_any_layout(case):
     """repr() is the heading `Tenxor of shape ..., dtype ...` and the grid of the elements,
@@ -406,7 +407,7 @@ def test_repr_shows_heading_and_grid_on_any_layout(case):
     assert repr(case.tensor()) == expected_repr(case.array)
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @given(any_case, st.integers(0, 6))
 def test_tensor_to_string_matches_the_independent_grid(case, precision):
     """tensor_to_string() without dims prints every element, floats with `precision`
@@ -415,7 +416,7 @@ def test_tensor_to_string_matches_the_independent_grid(case, precision):
     assert text == expected_grid(case.array, precision)
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 def test_print_small_examples_literally():
     """Tiny grids whose text is right by definition: alignment, decimals, separators."""
     ints = make_tensor(np.array([1, -20, 300, 4]), Layout((2, 2), (2, 1)))
@@ -438,7 +439,7 @@ def separators_expected(shape: tuple[int, ...]) -> list[bool]:
     return [any(size > 1 for size in sizes) for sizes in levels]
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @pytest.mark.parametrize(
     "shape",
     [(3,), (2, 3), (2, 2, 3), (2, 3, 2, 2), (3, 2, 2, 1, 2), (2, 1, 2, 2, 3), (2, 1, 2, 1, 2, 2),
@@ -455,7 +456,7 @@ def test_separators_between_matrices_cubes_and_higher_blocks(shape):
     assert present == separators_expected(shape)
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 def test_repr_of_a_large_tensor_counts_its_elements():
     """Above 1000 elements repr() says how many there are instead of printing them; at 1000
     it still prints them."""
@@ -467,7 +468,7 @@ def test_repr_of_a_large_tensor_counts_its_elements():
     assert len(repr(edge).splitlines()) == 11
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 def test_printing_a_tensor_with_no_elements():
     """A tensor with a size-0 dim prints `(no elements)`."""
     t = make_tensor(np.arange(3.0), Layout((2, 0, 3), (0, 3, 1), 1))
@@ -475,7 +476,7 @@ def test_printing_a_tensor_with_no_elements():
     assert tenxor.tensor_to_string(t) == "(no elements)"
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 def test_tprint_prints_the_grid(capsys):
     """tprint(t) writes tensor_to_string(t) and a newline to stdout."""
     expected = np.arange(12.0).reshape(2, 3, 2) / 3
@@ -500,7 +501,7 @@ DIMS_SELECTIONS = [
 ]
 
 
-@pytest.mark.provided  # the printer's slice selection uses indexing (3.5) and reading (4.4)
+@pytest.mark.provided  # the printer's slice selection also uses indexing (3.5)
 @pytest.mark.parametrize("dims", DIMS_SELECTIONS, ids=str)
 def test_tprint_with_a_dims_selection(capsys, dims):
     """`dims` picks a slice (None keeps a dim, an int keeps one position of it) and only that

@@ -239,8 +239,8 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Cut the layout in two: the innermost dim (one row: its size and stride) and the outer "
         "dims. Every offset the outer dims reach is where one row starts.",
         "walk_offsets (4.3) on a Layout of the outer dims alone, with the same storage offset, "
-        "gives the start of every row. read_row(data, start, size, stride), provided below the "
-        "exercises, reads one row, stride 0 and negative strides included.",
+        "gives the start of every row. read_row(data, start, size, stride), provided (imported "
+        "at the top of broadcasting.py), reads one row, stride 0 and negative strides included.",
         "A 0-d layout has no rows: it reads the one element at its storage offset. A 1-d layout "
         "has a 0-d outer layout, so one row starting at the storage offset. A size-0 dim "
         "anywhere gives an empty list. Extend one list with each row, in walking order.",

@@ -57,7 +57,7 @@ HIGH_SHAPES = [
 ]
 
 
-@pytest.mark.exercise("4.4")
+@pytest.mark.provided
 @given(
     st.sampled_from(HIGH_SHAPES).flatmap(lambda shape: cases(shape=shape)),
     st.sampled_from([tenxor.float64, tenxor.int64]),
@@ -161,7 +161,7 @@ def nested_data(draw: st.DrawFn) -> object:
     return nested(draw, shape, element)
 
 
-@pytest.mark.exercise("2.1")
+@pytest.mark.provided
 @given(nested_data(), st.sampled_from([None, "float64", "float32", "int64", "int32", "bool"]))
 def test_tensor_of_generated_nested_data_matches_numpy(data, dtype):
     """tensor() of any nested data has the shape, dtype and values of np.array(data): bool if
