@@ -22,7 +22,15 @@ settings.register_profile("thorough", parent=settings.get_profile("default"), ma
 settings.register_profile(
     "ci", parent=settings.get_profile("default"), derandomize=True, database=None
 )
-# check() runs while a learner works: fewer examples, the same ones every time.
-settings.register_profile("check", parent=settings.get_profile("ci"), max_examples=30)
+# check() answers while a learner works, in a fraction of a second: a few examples, the same
+# ones every time, and the first bug only (grading keeps the full search). check() replays a
+# failing example from its blob and never shows the blob.
+settings.register_profile(
+    "check",
+    parent=settings.get_profile("ci"),
+    max_examples=5,
+    report_multiple_bugs=False,
+    print_blob=True,
+)
 default_profile = "ci" if os.environ.get("CI") == "true" else "default"
 settings.load_profile(os.environ.get("TENXOR_HYPOTHESIS_PROFILE", default_profile))

@@ -1,27 +1,37 @@
 """`check("2.1")`: run one exercise's public tests and say, in plain words, how it went.
-`check()`: a progress table of every exercise.
+`check("2.1", hint=True)`: the next hint for the exercise. `check()`: a progress table.
 
-The tests run in a separate process, so edits to the package count at once, without
-restarting the notebook's kernel.
+The tests run apart from the notebook's kernel, in a fresh child of a warm worker process
+(see `warm.py`), so edits to the package count at once, without restarting the kernel, a loop
+that never ends is stopped, and an answer comes in a fraction of a second.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import sys
+import tempfile
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from .catalog import BY_ID, CATALOG, Exercise, exercise
+from .hints import HINTS
 from .release import INSTRUCTOR_ONLY, is_excluded, stub_message
-from .running import Limits, Result, Run, run_tests, short_name
+from .running import Limits, Result, Run, short_name
+from .warm import run_checked
 
-CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=600.0)
+CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=20.0, memory_mb=2048)
+PROGRESS_SECONDS = 300.0  # every exercise's tests, for the progress table
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
+NOT_RUN = "not run"  # the outcome of a test the run stopped before
 FAILED_CASES_NAMED = 3
 LINE_WIDTH = 90  # explanations wrap to fit a notebook's output area
+HINTS_FILE = ".tenxor-hints.json"  # in the course folder: how many hints each exercise has shown
+BAD_INPUTS_FILE = "tests/test_bad_inputs.py"
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,33 @@ class Status:
     passed: int
     total: int
     waits_for: tuple[str, ...] = ()
+
+
+@dataclass
+class Explanations:
+    """What the feedback plugin said about a run: each parametrized case's values, and each
+    failed test's error in plain words (with the learner's function that provided code was
+    using, when the error surfaced there)."""
+
+    cases: dict[str, str] = field(default_factory=dict)  # test -> "shape=(2, 3)"
+    messages: dict[str, str] = field(default_factory=dict)  # test -> the error in words
+    examples: dict[str, str] = field(default_factory=dict)  # test -> hypothesis's failing input
+    traced: dict[str, list[str]] = field(default_factory=dict)  # test -> what led to the error
+
+    @classmethod
+    def of(cls, run: Run) -> Explanations:
+        found = cls()
+        for note in run.notes:
+            if note["event"] == "case":
+                found.cases[note["test"]] = note["case"]
+            elif note["event"] == "explained":
+                test = note["test"]
+                found.messages[test] = note["message"]
+                if note.get("example"):
+                    found.examples[test] = note["example"]
+                if note.get("traced"):
+                    found.traced[test] = note["traced"]
+        return found
 
 
 def course_root() -> Path:
@@ -61,7 +98,20 @@ def test_files_naming(root: Path, exercise_id: str) -> list[str]:
         if not is_excluded(path.relative_to(root), INSTRUCTOR_ONLY)
         and pattern.search(path.read_text(encoding="utf-8"))
     ]
-    return [str(path.relative_to(root)) for path in files]
+    return [path.relative_to(root).as_posix() for path in files]
+
+
+def chapter_test_file(item: Exercise) -> str:
+    """The test file of an exercise's chapter: tests/test_strides.py for tenxor.strides."""
+    return f"tests/test_{item.module.rsplit('.', 1)[-1]}.py"
+
+
+def ordered_test_files(root: Path, item: Exercise) -> list[str]:
+    """The test files of an exercise: its chapter's own first, the bad-input tests next, then
+    the others that test it (the order in which their results are shown)."""
+    first = chapter_test_file(item)
+    files = test_files_naming(root, item.id)
+    return sorted(files, key=lambda path: (path != first, path != BAD_INPUTS_FILE, path))
 
 
 def is_started(root: Path, item: Exercise) -> bool:
@@ -86,14 +136,19 @@ def status_of(root: Path, item: Exercise, results: list[Result]) -> Status:
     return Status(item, state, passed, len(results), tuple(waits_for))
 
 
-def failure_in_words(result: Result) -> list[str]:
+def wrapped(text: str) -> list[str]:
+    """`text` wrapped to the output width, keeping its own line breaks."""
+    return [part for line in text.splitlines() for part in textwrap.wrap(line, LINE_WIDTH) or [""]]
+
+
+def failure_in_words(result: Result, told: Explanations | None = None) -> list[str]:
     """The lines that explain one failed test to a learner."""
+    told = told or Explanations()
     if result.unfinished and result.unfinished != result.exercise:
         needed = BY_ID[result.unfinished]
-        return textwrap.wrap(
+        return wrapped(
             f"This test needs exercise {needed.id} ({needed.title}, {needed.path}: "
-            f"{needed.function}), which is not finished yet. Do that one first, then check again.",
-            width=LINE_WIDTH,
+            f"{needed.function}), which is not finished yet. Do that one first, then check again."
         )
     if result.unfinished:
         mine = BY_ID[result.unfinished]
@@ -101,55 +156,100 @@ def failure_in_words(result: Result) -> list[str]:
             f"Not started: {mine.function} in {mine.path} still raises NotImplementedError.",
             "Replace that raise with your code, save the file, then check again.",
         ]
-    lines = result.message.splitlines() or [result.outcome]
+    message = told.messages.get(result.test, result.message)
+    lines = message.splitlines() or [result.outcome]
+    if result.test in told.cases:
+        lines.append(f"the case: {told.cases[result.test]}")
     if result.where:
         lines.append(f"raised at {result.where}")
-    if result.example:
-        lines += result.example.splitlines()
+    for line in told.traced.get(result.test, []):
+        lines += wrapped(line)
+    example = told.examples.get(result.test, result.example)
+    if example:
+        lines += example.splitlines()
     return lines
+
+
+def test_of(result: Result) -> str:
+    """A result's test function, without its case: test_strides.py::test_x."""
+    return short_name(result.test).split("[", 1)[0]
 
 
 def cases_by_test(results: list[Result]) -> dict[str, list[Result]]:
     """Results grouped by test function: the cases of one parametrized test share a key."""
     groups: dict[str, list[Result]] = {}
     for result in results:
-        groups.setdefault(short_name(result.test).split("[", 1)[0], []).append(result)
+        groups.setdefault(test_of(result), []).append(result)
     return groups
 
 
-def summary_line(test: str, cases: list[Result]) -> str:
-    """One line for a test and all its cases: PASS, or FAIL naming the first failing cases."""
-    failed = [short_name(case.test)[len(test) :] for case in cases if not case.passed]
+def case_name(case: Result, position: int, told: Explanations) -> str:
+    """A case named by its values ("shape=(2, 3)"), or by its position when they are unknown."""
+    return told.cases.get(case.test) or f"case {position}"
+
+
+def summary_line(test: str, cases: list[Result], told: Explanations | None = None) -> str:
+    """One line for a test and all its cases: PASS, or FAIL naming the first failing cases by
+    their values."""
+    told = told or Explanations()
+    failed = [
+        case_name(case, position, told)
+        for position, case in enumerate(cases, start=1)
+        if not case.passed
+    ]
+    if all(case.outcome == NOT_RUN for case in cases):
+        return f"----  {test}  (not run)"
     if not failed:
         return f"PASS  {test}" + (f"  ({len(cases)} cases)" if len(cases) > 1 else "")
     if len(cases) == 1:
         return f"FAIL  {test}"
     if len(failed) == len(cases):
         return f"FAIL  {test}  (all {len(cases)} cases)"
-    named = ", ".join(failed[:FAILED_CASES_NAMED]) + (
-        ", ..." if len(failed) > FAILED_CASES_NAMED else ""
+    named = "; ".join(failed[:FAILED_CASES_NAMED]) + (
+        "; ..." if len(failed) > FAILED_CASES_NAMED else ""
     )
     return f"FAIL  {test}  ({len(failed)} of {len(cases)} cases fail: {named})"
+
+
+def problem_in_words(item: Exercise, run: Run, told: Explanations) -> list[str]:
+    """Why the run of an exercise's tests ended early, and what was running then."""
+    running = [r for r in run.results.values() if r.timed_out or r.message == run.problem]
+    during = ""
+    if running:
+        case = told.cases.get(running[0].test)
+        during = f" while {test_of(running[0])}{f' ({case})' if case else ''} was running"
+    if run.problem and run.problem.startswith("stopped"):
+        return wrapped(
+            f"The tests of exercise {item.id} were {run.problem},{during}. Is there a loop "
+            "that never ends, or code far slower than it needs to be?"
+        )
+    lines = wrapped(
+        f"The tests of exercise {item.id} could not run to the end: {run.problem}{during}. "
+        f"It may have run out of memory (a check may use {CHECK_LIMITS.memory_mb} MB) or "
+        "crashed. The last lines printed:"
+    )
+    return lines + [f"  {line}" for line in run.output.strip().splitlines()[-15:]]
 
 
 def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status:
     """Print one line per test of `item` (its cases together), then its first failure explained;
     its status."""
+    told = Explanations.of(run)
     results = [r for r in run.results.values() if r.exercise == item.id]
     status = status_of(root, item, results)
     out.write(f"Exercise {item.id}: {item.title} ({item.path}, {item.function})\n")
     for test, cases in cases_by_test(results).items():
-        out.write(f"  {summary_line(test, cases)}\n")
+        out.write(f"  {summary_line(test, cases, told)}\n")
     for path, message in run.collect_errors.items():
         out.write(f"  ERROR {path} could not be loaded: {message}\n")
     if run.problem:
-        out.write(f"\nThe tests could not run to the end: {run.problem}. The last lines printed:\n")
-        out.writelines(f"  {line}\n" for line in run.output.strip().splitlines()[-15:])
+        out.write("\n")
+        out.writelines(f"{line}\n" for line in problem_in_words(item, run, told))
     failed = [result for result in results if not result.passed]
     if failed:
         first = failed[0]
-        out.write(f"\nFirst failure, {short_name(first.test)}:\n")
-        out.writelines(f"  {line}\n" for line in failure_in_words(first))
+        out.write(f"\nFirst failure, {test_of(first)}:\n")
+        out.writelines(f"  {line}\n" for line in failure_in_words(first, told))
     elif not results and not run.collect_errors:
         out.write("  (no tests found for this exercise)\n")
     points = f"{item.points} point{'s' if item.points != 1 else ''}"
@@ -157,11 +257,18 @@ def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status
     return status
 
 
-def check_exercise(exercise_id: str, root: Path | None = None, out: TextIO = sys.stdout) -> Status:
+def check_exercise(
+    exercise_id: str,
+    root: Path | None = None,
+    out: TextIO = sys.stdout,
+    limits: Limits = CHECK_LIMITS,
+) -> Status:
     """Run the public tests of one exercise and print what happened; its status."""
     item, root = exercise(exercise_id), root or course_root()
-    options = [*test_files_naming(root, item.id), "--exercise", item.id]
-    run = run_tests(root, options + public_test_options(root), CHECK_LIMITS, "check")
+    options = [*ordered_test_files(root, item), "--exercise", item.id]
+    run = run_checked(
+        root, options + public_test_options(root), limits.run_seconds, limits.memory_mb
+    )
     return report_exercise(item, run, root, out)
 
 
@@ -170,7 +277,7 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     root = root or course_root()
     out.write("Running every exercise's tests ...\n")
     out.flush()
-    run = run_tests(root, public_test_options(root), CHECK_LIMITS, "check")
+    run = run_checked(root, public_test_options(root), PROGRESS_SECONDS, CHECK_LIMITS.memory_mb)
     statuses = []
     out.write(f"\n{'exercise':<9}{'title':<40}{'points':>6}  status\n")
     for item in CATALOG:
@@ -181,6 +288,8 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
         if status.state == FAILING and status.waits_for:
             note += f", needs {', '.join(status.waits_for)}"
         out.write(f"{item.id:<9}{item.title[:38]:<40}{item.points:>6}  {status.state}{note}\n")
+    if run.problem:
+        out.write(f"\n(The run ended early: {run.problem}.)\n")
     done = [s for s in statuses if s.state == DONE]
     points = sum(s.exercise.points for s in done)
     total = sum(item.points for item in CATALOG)
@@ -188,9 +297,73 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     return statuses
 
 
-def check(exercise_id: str | None = None) -> None:
-    """In a notebook: `check("2.1")` checks one exercise, `check()` shows your progress."""
-    if exercise_id is None:
-        progress()
+# ---------------------------------------------------------------------------------------------
+# Hints
+# ---------------------------------------------------------------------------------------------
+
+
+def hints_shown(root: Path) -> dict[str, int]:
+    """How many hints of each exercise this learner has seen (nothing, if the file is gone or
+    unreadable)."""
+    try:
+        counts = json.loads((root / HINTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(counts, dict):
+        return {}
+    return {key: value for key, value in counts.items() if isinstance(value, int)}
+
+
+def remember_hints(root: Path, counts: dict[str, int]) -> None:
+    """Save how many hints of each exercise have been shown (written whole, then renamed)."""
+    text = json.dumps(dict(sorted(counts.items())), indent=1) + "\n"
+    handle, temporary = tempfile.mkstemp(prefix=".tenxor-hints-", dir=root)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    os.replace(temporary, root / HINTS_FILE)
+
+
+def next_hint(exercise_id: str, root: Path | None = None) -> list[str]:
+    """The lines that show the next hint of an exercise not yet shown to this learner (after
+    the last one, the last one again), remembered in the course folder."""
+    item, root = exercise(exercise_id), root or course_root()
+    hints: tuple[str, ...] = HINTS.get(item.id, ())
+    if not hints:
+        return [f"Exercise {item.id} has no hints yet."]
+    counts = hints_shown(root)
+    seen = max(0, counts.get(item.id, 0))
+    if seen < len(hints):
+        number, lines = seen + 1, []
+        counts[item.id] = number
+        remember_hints(root, counts)
     else:
-        check_exercise(exercise_id)
+        number = len(hints)
+        lines = [f"That was the last hint for exercise {item.id}; here it is again."]
+    lines.append(f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:")
+    lines += [f"  {line}" for line in wrapped(hints[number - 1])]
+    if number < len(hints):
+        lines.append(f'(check("{item.id}", hint=True) again for the next one.)')
+    return lines
+
+
+def show_hint(exercise_id: str, root: Path | None = None, out: TextIO = sys.stdout) -> None:
+    """Print the next hint of an exercise."""
+    out.writelines(f"{line}\n" for line in next_hint(exercise_id, root))
+
+
+def check(exercise_id: str | None = None, hint: bool = False) -> None:
+    """In a notebook: `check("2.1")` checks one exercise, `check("2.1", hint=True)` shows its
+    next hint, `check()` shows your progress."""
+    if exercise_id is None:
+        if hint:
+            print('Say which exercise the hint is for, for example check("2.1", hint=True).')
+            return
+        progress()
+        return
+    try:
+        if hint:
+            show_hint(exercise_id)
+        else:
+            check_exercise(exercise_id)
+    except KeyError as error:  # an unknown id: the message lists the known ones
+        print(error.args[0])

@@ -17,6 +17,7 @@ DESCRIPTION = """\
 The tenxor course tools.
 
 learners:     tenxor check 2.1          run the tests of exercise 2.1 and explain the first failure
+              tenxor check 2.1 --hint   the next hint for exercise 2.1
               tenxor check              progress table of every exercise
 instructors:  tenxor release FOLDER     write the student release (solutions stubbed)
               tenxor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
@@ -47,8 +48,13 @@ def root_of(arguments: argparse.Namespace) -> Path:
 
 
 def command_check(arguments: argparse.Namespace) -> int:
-    from .check import DONE, check_exercise, progress
+    from .check import DONE, check_exercise, progress, show_hint
 
+    if arguments.hint:
+        if arguments.exercise is None:
+            raise ValueError("--hint needs an exercise id, for example: tenxor check 2.1 --hint")
+        show_hint(arguments.exercise, root_of(arguments))
+        return 0
     if arguments.exercise is None:
         statuses = progress(root_of(arguments))
         return 0 if all(status.state == DONE for status in statuses) else 1
@@ -246,6 +252,9 @@ def parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check an exercise, or show your progress")
     check.add_argument("exercise", nargs="?", help="exercise id, e.g. 2.1 (omit for a table)")
+    check.add_argument(
+        "--hint", action="store_true", help="show the next hint for the exercise, run no tests"
+    )
     course_option(check)
     check.set_defaults(run=command_check)
 

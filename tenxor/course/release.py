@@ -34,6 +34,7 @@ LOCAL_ONLY = (
     "build",
     "dist",
     "bench-check",  # the quick benchmark check's output (benchmarks/README.md)
+    ".tenxor-hints.json",  # which hints check() has shown this learner
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")

@@ -85,6 +85,7 @@ class Run:
     seconds: float = 0.0
     problem: str | None = None  # why the run ended early, if it did
     output_dropped: bool = False  # whether the run printed more than its output limit
+    notes: list[dict[str, Any]] = field(default_factory=list)  # events of other plugins
 
 
 def short_name(test: str) -> str:
@@ -218,6 +219,8 @@ class Round:
                 test = event.pop("test")
                 event["reached"] = tuple(event.get("reached", ()))
                 run.results[test] = Result(test, run.collected.get(test, "?"), **event)
+            else:
+                run.notes.append({"event": kind, **event})
 
     def kill(self, process: subprocess.Popen, reason: str) -> None:
         self.killed = reason

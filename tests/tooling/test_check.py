@@ -1,30 +1,53 @@
-"""check(): one line per test function, the first failure in plain words, the unfinished exercise a
-failure comes from, and a progress table; and the release as a learner installs it."""
+"""check(): one line per test function, failing cases named by their values, the first failure
+in plain words, the unfinished exercise a failure comes from, what the learner's functions
+returned when an error surfaces in provided code, hints one at a time, a progress table; the
+warm worker (edits seen at once, loops and runaway memory stopped, restarted when killed); and
+the release as a learner installs it."""
 
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tenxor.course import check, warm
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.check import (
+    BAD_INPUTS_FILE,
+    CHECK_LIMITS,
     DONE,
     FAILING,
+    HINTS_FILE,
     NOT_STARTED,
+    Explanations,
     cases_by_test,
+    chapter_test_file,
     check_exercise,
+    next_hint,
+    ordered_test_files,
     progress,
     summary_line,
 )
+from tenxor.course.feedback import comparison_in_words, summary_repr
+from tenxor.course.hints import HINTS
 from tenxor.course.release import write_release
-from tenxor.course.running import Result
-from tests.tooling.submissions import ROOT, replace_stub, restore
+from tenxor.course.running import Limits, Result
+from tests.tooling.submissions import (
+    ROOT,
+    copy_of_reference,
+    replace_region,
+    replace_stub,
+    restore,
+)
+
+PYTEST_ID = re.compile(r"\[[A-Za-z_]\w*\d+\]")  # how pytest names a case: [shape2], [key7]
 
 pytestmark = pytest.mark.provided
 
@@ -57,18 +80,22 @@ def result(test: str, passed: bool) -> Result:
     return Result(test=f"tests/{test}", exercise="9.9", outcome="passed" if passed else "failed")
 
 
-def test_cases_of_one_test_share_a_line_that_names_the_first_failing_cases():
+def test_cases_of_one_test_share_a_line_that_names_the_first_failing_cases_by_their_values():
     results = [result("test_a.py::test_one", True)]
-    results += [result(f"test_a.py::test_many[{k}]", k not in (1, 3, 4, 6)) for k in range(8)]
+    results += [result(f"test_a.py::test_many[key{k}]", k not in (1, 3, 4, 6)) for k in range(8)]
     results += [result("test_b.py::test_lone", False)]
+    told = Explanations(cases={f"tests/test_a.py::test_many[key{k}]": f"n={k}" for k in range(8)})
     grouped = cases_by_test(results)
     assert list(grouped) == ["test_a.py::test_one", "test_a.py::test_many", "test_b.py::test_lone"]
-    lines = [summary_line(test, cases) for test, cases in grouped.items()]
+    lines = [summary_line(test, cases, told) for test, cases in grouped.items()]
     assert lines == [
         "PASS  test_a.py::test_one",
-        "FAIL  test_a.py::test_many  (4 of 8 cases fail: [1], [3], [4], ...)",
+        "FAIL  test_a.py::test_many  (4 of 8 cases fail: n=1; n=3; n=4; ...)",
         "FAIL  test_b.py::test_lone",
     ]
+    unknown = summary_line("test_a.py::test_many", grouped["test_a.py::test_many"])
+    assert unknown.endswith("(4 of 8 cases fail: case 2; case 4; case 5; ...)")
+    assert not PYTEST_ID.search(unknown)
     for passed, summary in [(True, "PASS  test_a.py::test_many  (8 cases)"),
                             (False, "FAIL  test_a.py::test_many  (all 8 cases)")]:  # fmt: skip
         cases = [result(f"test_a.py::test_many[{k}]", passed) for k in range(8)]
@@ -82,14 +109,17 @@ def test_an_unstarted_exercise_says_where_to_write_it(release):
     assert "Traceback" not in text
 
 
-def test_a_failure_from_an_unfinished_prerequisite_names_it(tmp_path, release):
+def test_a_failure_from_an_unfinished_prerequisite_names_it(tmp_path):
+    """The first exercise of the catalog that builds on others, finished while they are not."""
+    item = next(item for item in CATALOG if item.depends_on)
     learner = tmp_path / "release"
     write_release(ROOT, learner)
-    restore(learner, "3.1")
-    restore(learner, "3.6")  # reshape without a copy, but not 2.1 (row-major strides) yet
-    state, text = checked("3.6", learner)
+    restore(learner, item.id)
+    state, text = checked(item.id, learner)
     assert state == FAILING
-    assert "This test needs exercise 2.1 (Row-major strides, tenxor/strides.py: " in text
+    named = [f"This test needs exercise {d} ({BY_ID[d].title}, {BY_ID[d].path}: " for d in
+             item.depends_on]  # fmt: skip
+    assert any(line in text for line in named), text
 
 
 def test_a_wrong_answer_is_explained_in_plain_words(tmp_path):
@@ -122,6 +152,220 @@ return count
     assert "assert 0 == 1" in first and "where 0 = numel(())" in first
     assert "shape=()" in first  # the example hypothesis shrank the failure to
     assert not re.search(r"^\s*\+ {4,}where", first, re.M), "nested pytest detail is left out"
+    assert "reproduce_failure" not in text and "-v" not in text, "no advice check cannot follow"
+
+
+def test_a_failing_case_is_named_by_its_values_never_by_a_pytest_id(tmp_path):
+    """Column-major strides that multiply in each dim's own size: the parametrized cases that
+    fail are named by their shapes."""
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    replace_stub(learner, "2.2", """
+strides, step = [], 1
+for size in shape:
+    step *= max(size, 1)
+    strides.append(step)
+return tuple(strides)
+""")  # fmt: skip
+    state, text = checked("2.2", learner)
+    assert state == FAILING
+    failing = [line for line in text.splitlines() if "cases fail:" in line]
+    assert failing and all(re.search(r"cases fail: \w+=[(\[]", line) for line in failing), text
+    assert not PYTEST_ID.search(text), "a case is named by its values"
+    assert "Regex" not in text
+
+
+def test_the_test_file_of_the_chapter_comes_first_and_the_bad_inputs_after_it():
+    for item in CATALOG:
+        files = ordered_test_files(ROOT, item)
+        ahead = [chapter_test_file(item), BAD_INPUTS_FILE]
+        ahead = [path for path in ahead if path in files]
+        assert files[: len(ahead)] == ahead, (item.id, files)
+
+
+class Same:
+    """Values that all print the same."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "Same()"
+
+
+class Alike(Same):
+    pass
+
+
+def test_two_sides_that_print_alike_are_never_shown_alike():
+    long_a, long_b = list(range(60)) + [1], list(range(60)) + [2]
+    assert summary_repr(long_a) == summary_repr(long_b), "pytest would print these the same"
+    for left, right, said in [
+        (long_a, long_b, "position 60: 1 != 2"),
+        (Same(1), Alike(1), "Same() (a Same) == Same() (an Alike)"),
+        (Same(1), Same(2), "both print as Same() but are not equal"),
+    ]:
+        lines = comparison_in_words(left, right)
+        sides = lines[0].split(" == ")
+        assert len(sides) != 2 or sides[0] != sides[1], lines
+        assert said in " ".join(lines), lines
+
+
+def test_an_error_in_provided_code_names_the_learners_function_and_what_it_returned(tmp_path):
+    """A reduce kernel that swaps the run length and the number of runs returns fewer values
+    than its shape holds; the mean built on it fails where provided code makes the tensor."""
+    course = copy_of_reference(tmp_path / "course")
+    kernel, mean = BY_ID["5.1"], next(item for item in CATALOG if "5.1" in item.depends_on)
+    replace_region(course / kernel.path, kernel.id, """
+reduced = normalize_dims(dims, layout.ndim)
+kept = [d for d in range(layout.ndim) if d not in reduced]
+run = 1
+for d in kept:
+    run *= layout.shape[d]
+outputs = 1
+for d in reduced:
+    outputs *= layout.shape[d]
+values = read_values(data, permute_layout(layout, kept + list(reduced)))
+results = [fold(values[i * run : (i + 1) * run]) for i in range(outputs)]
+if keepdim:
+    shape = tuple(1 if d in reduced else size for d, size in enumerate(layout.shape))
+else:
+    shape = tuple(layout.shape[d] for d in kept)
+return shape, results
+""")  # fmt: skip
+    state, text = checked(mean.id, course)
+    assert state == FAILING
+    first = text.split("First failure, ")[1]
+    assert "That line is provided code." in first, first
+    assert f"your {kernel.function} (exercise {kernel.id}) returned (" in first, first
+    assert f"when called as {kernel.function}(" in first
+
+
+def test_hints_are_revealed_one_at_a_time_and_remembered(tmp_path):
+    exercise_id, hints = next((id, hints) for id, hints in HINTS.items() if len(hints) >= 2)
+    shown = [next_hint(exercise_id, tmp_path) for _ in range(len(hints) + 1)]
+    for number, lines in enumerate(shown[: len(hints)], start=1):
+        assert any(f"hint {number} of {len(hints)}:" in line for line in lines), lines
+        assert hints[number - 1].split()[0] in " ".join(lines)
+    assert "That was the last hint" in shown[-1][0]
+    assert any(f"hint {len(hints)} of {len(hints)}:" in line for line in shown[-1])
+    remembered = json.loads((tmp_path / HINTS_FILE).read_text(encoding="utf-8"))
+    assert remembered == {exercise_id: len(hints)}
+    (tmp_path / HINTS_FILE).write_text(json.dumps({exercise_id: 1}), encoding="utf-8")
+    assert any(f"hint 2 of {len(hints)}:" in line for line in next_hint(exercise_id, tmp_path))
+
+
+def test_a_hint_for_an_unknown_exercise_lists_the_known_ones(tmp_path):
+    with pytest.raises(KeyError) as error:
+        next_hint("9.9", tmp_path)
+    assert f"known exercises: {', '.join(BY_ID)}" in error.value.args[0]
+    assert not (tmp_path / HINTS_FILE).exists()
+
+
+def test_check_in_a_notebook_answers_an_unknown_id_or_a_missing_one_in_words(capsys):
+    check("9.9")
+    check("9.9", hint=True)
+    check(hint=True)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[:2] == [f"no exercise '9.9'; known exercises: {', '.join(BY_ID)}"] * 2
+    assert printed[2] == 'Say which exercise the hint is for, for example check("2.1", hint=True).'
+
+
+def numel_starting_at(start: str) -> str:
+    """A numel that starts counting at `start`: right with "1", wrong with "0" (same size)."""
+    return f"""
+count = {start}
+for size in shape:
+    if size < 0:
+        raise ValueError(f"shape {{tuple(shape)}} has a negative size {{size}}")
+    count *= size
+return count
+"""
+
+
+def test_an_edit_counts_at_the_next_check_in_the_same_process(tmp_path):
+    """The file changes between two checks of one process, keeping its size (and, likely, its
+    modification second): the second check sees the new code, from the same worker."""
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    module = learner / BY_ID["1.1"].path
+    replace_stub(learner, "1.1", numel_starting_at("0"))
+    assert checked("1.1", learner)[0] == FAILING
+    worker = warm.worker_for(learner).process.pid
+    wrong = module.read_text(encoding="utf-8")
+    module.write_text(wrong.replace("count = 0", "count = 1"), encoding="utf-8")
+    assert module.stat().st_size == len(wrong.encode("utf-8"))
+    assert checked("1.1", learner)[0] == DONE
+    assert warm.worker_for(learner).process.pid == worker
+
+
+def test_a_loop_that_never_ends_is_stopped_with_the_exercise_and_the_limit(tmp_path):
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    replace_stub(learner, "1.1", "count = 1\nwhile count:\n    count += 1\nreturn count")
+    out = io.StringIO()
+    status = check_exercise("1.1", learner, out, Limits(run_seconds=2.0))
+    text = out.getvalue()
+    assert status.state == FAILING
+    assert "The tests of exercise 1.1 were stopped after 2 s" in text, text
+    assert f"raised at {BY_ID['1.1'].path}:" in text  # the line the loop was on
+
+
+def test_a_loop_that_swallows_the_stop_is_killed_from_outside(tmp_path):
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    replace_stub(learner, "1.1", """
+while True:
+    try:
+        while True:
+            pass
+    except BaseException:
+        pass
+""")  # fmt: skip
+    out = io.StringIO()
+    status = check_exercise("1.1", learner, out, Limits(run_seconds=1.0))
+    assert status.state == FAILING
+    assert "The tests of exercise 1.1 were stopped after 1 s" in out.getvalue(), out.getvalue()
+    assert checked("1.2", learner)[0] == NOT_STARTED, "the worker serves the next check"
+
+
+def test_memory_that_grows_without_end_is_stopped_with_the_limit(tmp_path):
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    # Untouched zero pages: the address space grows to the limit, the machine's memory does not.
+    replace_stub(learner, "1.1", "blocks = []\nwhile True:\n    blocks.append(bytes(10**8))")
+    state, text = checked("1.1", learner)
+    assert state == FAILING
+    assert f"ran out of memory (a check may use {CHECK_LIMITS.memory_mb} MB)" in text, text
+
+
+def test_a_killed_worker_is_replaced_by_the_next_check(release):
+    assert checked("1.1", release)[0] == NOT_STARTED
+    killed = warm.worker_for(release).process
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert checked("1.1", release)[0] == NOT_STARTED
+    assert warm.worker_for(release).process.pid != killed.pid
+
+
+def test_without_fork_the_tests_run_in_a_new_process_with_the_same_report(monkeypatch):
+    warm_text = checked("2.2", ROOT)[1]
+    monkeypatch.delattr(warm.os, "fork")
+    state, text = checked("2.2", ROOT)
+    assert state == DONE and text == warm_text
+
+
+def test_the_latency_benchmarks_wrong_answers_apply_one_per_chapter_and_fail(tmp_path):
+    from benchmarks.check_latency import WRONG_ANSWERS, copy_of_course, put_wrong_answers
+
+    chapters = {item.id.split(".")[0] for item in CATALOG}
+    assert sorted(id.split(".")[0] for id in WRONG_ANSWERS) == sorted(chapters)
+    course = copy_of_course(tmp_path / "course")
+    put_wrong_answers(course)
+    for exercise_id in WRONG_ANSWERS:
+        state, text = checked(exercise_id, course)
+        assert state == FAILING, text
+        assert "Traceback" not in text and not PYTEST_ID.search(text)
 
 
 def test_progress_table_lists_every_exercise_with_points(release):
