@@ -51,6 +51,7 @@ REPRODUCE = re.compile(r"@reproduce_failure\((?P<arguments>[^)]*)\)")
 RETURNS = {"RETURN_VALUE", "RETURN_CONST"}  # the instructions that return from a function
 ADVICE = re.compile(r"(use '?-vv?'?|-vv to show|use -v to get)", re.IGNORECASE)
 NESTED_DETAIL = re.compile(r"^\s*\+ {4,}\S")
+FULL_DIFF = re.compile(r"^\s*Full diff:")
 DID_NOT_RAISE = re.compile(r"DID NOT RAISE (?:any of \()?(?P<names>[\w, ]+)")
 
 
@@ -179,6 +180,8 @@ def plain_message(error: BaseException, seconds: float, memory_mb: int) -> str:
         # The test's own message says it; pytest's "assert False, where ..." adds nothing.
         lines = lines[: next((k for k, line in enumerate(lines) if line.startswith("assert ")),
                              len(lines))]  # fmt: skip
+    # pytest's full diff (printed in full under CI) repeats what its first lines say.
+    lines = lines[: next((k for k, line in enumerate(lines) if FULL_DIFF.match(line)), len(lines))]
     kept = [line for line in lines if not NESTED_DETAIL.match(line) and not ADVICE.search(line)]
     return "\n".join([f"{type(error).__name__}: {kept[0] if kept else ''}", *kept[1:]])
 
