@@ -323,9 +323,10 @@ def remember_hints(root: Path, counts: dict[str, int]) -> None:
     os.replace(temporary, root / HINTS_FILE)
 
 
-def next_hint(exercise_id: str, root: Path | None = None) -> list[str]:
+def next_hint(exercise_id: str, root: Path | None = None, again: str | None = None) -> list[str]:
     """The lines that show the next hint of an exercise not yet shown to this learner (after
-    the last one, the last one again), remembered in the course folder."""
+    the last one, the last one again), remembered in the course folder; `again` is how to ask
+    for the next one (default: the notebook's call)."""
     item, root = exercise(exercise_id), root or course_root()
     hints: tuple[str, ...] = HINTS.get(item.id, ())
     if not hints:
@@ -342,13 +343,16 @@ def next_hint(exercise_id: str, root: Path | None = None) -> list[str]:
     lines.append(f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:")
     lines += [f"  {line}" for line in wrapped(hints[number - 1])]
     if number < len(hints):
-        lines.append(f'(check("{item.id}", hint=True) again for the next one.)')
+        again = again or f'check("{item.id}", hint=True)'
+        lines.append(f"({again} again for the next one.)")
     return lines
 
 
-def show_hint(exercise_id: str, root: Path | None = None, out: TextIO = sys.stdout) -> None:
+def show_hint(
+    exercise_id: str, root: Path | None = None, out: TextIO = sys.stdout, again: str | None = None
+) -> None:
     """Print the next hint of an exercise."""
-    out.writelines(f"{line}\n" for line in next_hint(exercise_id, root))
+    out.writelines(f"{line}\n" for line in next_hint(exercise_id, root, again))
 
 
 def check(exercise_id: str | None = None, hint: bool = False) -> None:

@@ -53,7 +53,8 @@ def command_check(arguments: argparse.Namespace) -> int:
     if arguments.hint:
         if arguments.exercise is None:
             raise ValueError("--hint needs an exercise id, for example: tenxor check 2.1 --hint")
-        show_hint(arguments.exercise, root_of(arguments))
+        again = f"tenxor check {arguments.exercise} --hint"
+        show_hint(arguments.exercise, root_of(arguments), again=again)
         return 0
     if arguments.exercise is None:
         statuses = progress(root_of(arguments))
