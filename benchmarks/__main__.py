@@ -60,10 +60,7 @@ def write(results: dict[str, Any], out: Path, repeats: int) -> str:
 
 def update_readme(markdown: str, readme: Path = README) -> None:
     """Put `markdown` between the results markers of the README."""
-    text = readme.read_text(encoding="utf-8")
-    before, rest = text.split(START, 1)
-    _, after = rest.split(END, 1)
-    readme.write_text(f"{before}{START}\n{markdown}\n{END}{after}", encoding="utf-8")
+    report.replace_between(readme, START, END, markdown)
 
 
 def main(argv: list[str]) -> int:

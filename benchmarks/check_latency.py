@@ -34,7 +34,7 @@ from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.regions import find_regions
 from tenxor.course.release import LOCAL_ONLY, write_release, write_tree
 
-from .report import machine
+from .report import machine, replace_between
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -212,10 +212,7 @@ def markdown(found: dict[str, list[Sample]], date: str, load: tuple[float, float
 
 def update_readme(text: str, readme: Path = README) -> None:
     """Put `text` between the check-latency markers of the README."""
-    content = readme.read_text(encoding="utf-8")
-    before, rest = content.split(START, 1)
-    _, after = rest.split(END, 1)
-    readme.write_text(f"{before}{START}\n{text}\n{END}{after}", encoding="utf-8")
+    replace_between(readme, START, END, text)
 
 
 def main(argv: list[str]) -> int:

@@ -8,6 +8,7 @@ import math
 import platform
 import statistics
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from .workloads import VIEW_SHAPE, WORKLOADS
@@ -238,3 +239,12 @@ def chart(results: dict[str, Any]) -> str:
         y += gap
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def replace_between(readme: Path, start: str, end: str, text: str) -> None:
+    """Put `text` between the marker lines `start` and `end` of a README, in place of what was
+    there."""
+    content = readme.read_text(encoding="utf-8")
+    before, rest = content.split(start, 1)
+    _, after = rest.split(end, 1)
+    readme.write_text(f"{before}{start}\n{text}\n{end}{after}", encoding="utf-8")
