@@ -202,8 +202,8 @@ def write_release(root: Path, destination: Path, replace: bool = False) -> list[
             raise FileExistsError(
                 f"{destination} already exists; choose a new folder or pass --replace"
             )
-        if (destination / "tenxor" / "course" / "release.py").resolve() == Path(__file__).resolve():
-            raise ValueError(f"{destination} is the course itself, not a release folder")
+        if Path(root).resolve().is_relative_to(destination.resolve()):
+            raise ValueError(f"{destination} is the course itself (or holds it), not a release")
         shutil.rmtree(destination)
     try:
         return write_tree(

@@ -126,8 +126,10 @@ def test_an_existing_folder_is_kept_unless_replace_is_asked(course, tmp_path):
     (release / "stray.txt").write_text("left from before")
     write_release(course, release, replace=True)
     assert not (release / "stray.txt").exists()
-    with pytest.raises(ValueError, match="is the course itself"):
-        write_release(ROOT, ROOT, replace=True)
+    for around in (course, course.parent):  # replacing them would delete the course
+        with pytest.raises(ValueError, match="is the course itself"):
+            write_release(course, around, replace=True)
+        assert (course / "tenxor" / "course" / "catalog.py").exists()
 
 
 @pytest.mark.parametrize(
