@@ -6,8 +6,8 @@
     python3 course.py bench   set up, then run the benchmarks (benchmarks/README.md)
 
 Both create a virtual environment in .venv on first use and reinstall only when
-pyproject.toml changes. `test` runs ruff, then `tenxor verify` (whose first gate runs every
-test of the course, public and hidden), then the tests of the course tooling, diagrams
+pyproject.toml changes. `test` runs ruff, then `tenxor-instructor verify` (whose first gate runs
+every test of the course, public and hidden), then the tests of the course tooling, diagrams
 included, and last `pytest --nbval` on the notebooks (they must reproduce their stored
 outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser tests.
 Arguments after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
@@ -96,7 +96,7 @@ def test(pytest_args: list[str]) -> int:
     set_up(EXTRAS["test"])
     if pytest_args:
         return run(venv_python(), "-m", "pytest", *pytest_args)
-    if not (ROOT / "tests" / "tooling").exists():
+    if not (ROOT / "instructor").exists():
         return learner_tests()
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
@@ -106,7 +106,7 @@ def test(pytest_args: list[str]) -> int:
     if lint != 0:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
-    verified = run(venv_python(), "-m", "tenxor.course.cli", "verify", "--course", ROOT)
+    verified = run(venv_python(), "-m", "instructor.cli", "verify", "--course", ROOT)
     browser_for_ci()
     # The tooling's test files run side by side, one per core (a file's tests share their
     # module-wide set-ups); the notebooks one after another, each in a fresh kernel.

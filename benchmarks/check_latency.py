@@ -30,9 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from instructor.regions import find_regions
+from instructor.release import LOCAL_ONLY, write_release, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG
-from tenxor.course.regions import find_regions
-from tenxor.course.release import LOCAL_ONLY, write_release, write_tree
 
 from .report import machine, replace_between
 

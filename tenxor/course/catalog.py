@@ -3,7 +3,10 @@ exercises it builds on. Release, check, grade and verify all read this one list.
 
 from __future__ import annotations
 
+import ast
+import importlib
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -121,3 +124,37 @@ def prerequisites(exercise_id: str) -> set[str]:
             found.add(current)
             pending.extend(exercise(current).depends_on)
     return found
+
+
+def stub_message(item: Exercise) -> str:
+    """What an unfinished exercise raises: its id, title and notebook."""
+    return f"Exercise {item.id}: {item.title} ({item.notebook})"
+
+
+def stub_line(item: Exercise, indent: str) -> str:
+    """The line that stands in the release where an exercise's solution goes."""
+    quoted = stub_message(item).replace("\\", "\\\\").replace('"', '\\"')
+    return f'{indent}raise NotImplementedError("{quoted}")\n'
+
+
+def released_function(exercise_id: str) -> str:
+    """The source of an exercise's function as a learner first sees it: the one line that
+    raises NotImplementedError naming the exercise stands where its solution goes."""
+    item = exercise(exercise_id)
+    source = Path(importlib.import_module(item.module).__file__).read_text(encoding="utf-8")
+    found = next(
+        node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef) and node.name == item.function
+    )
+    lines = source.splitlines(keepends=True)
+    marks = [line.strip() for line in lines]
+    begin, end = f"# BEGIN SOLUTION {item.id}", f"# END SOLUTION {item.id}"
+    stop = found.end_lineno  # the function's lines are lines[found.lineno - 1 : stop]
+    if begin in marks:  # the instructor's tree: the solution is still there
+        first = marks.index(begin)
+        last = marks.index(end, first)
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        lines[first : last + 1] = [stub_line(item, indent)]
+        stop = max(first + 1, stop - (last - first))
+    return "".join(lines[found.lineno - 1 : stop]).rstrip("\n")

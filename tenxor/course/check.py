@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .catalog import BY_ID, CATALOG, Exercise, exercise
+from .catalog import BY_ID, CATALOG, Exercise, exercise, stub_message
 from .hints import HINTS
-from .release import INSTRUCTOR_ONLY, is_excluded, stub_message
 from .running import Limits, Result, Run, short_name
 from .warm import run_checked
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=20.0, memory_mb=2048)
 PROGRESS_SECONDS = 300.0  # every exercise's tests, for the progress table
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
+INSTRUCTOR_TESTS = ("hidden", "tooling")  # folders of tests/ that learners do not have
 NOT_RUN = "not run"  # the outcome of a test the run stopped before
 FAILED_CASES_NAMED = 3
 LINE_WIDTH = 90  # explanations wrap to fit a notebook's output area
@@ -84,8 +84,9 @@ def course_root() -> Path:
 
 
 def public_test_options(root: Path) -> list[str]:
-    """pytest options that keep a run to the public exercise tests."""
-    ignored = [f"--ignore={root / folder}" for folder in INSTRUCTOR_ONLY if folder[0] != "."]
+    """pytest options that keep a run to the public exercise tests (in the instructor's tree,
+    the hidden tests and the tests of the tooling sit beside them)."""
+    ignored = [f"--ignore={root / 'tests' / folder}" for folder in INSTRUCTOR_TESTS]
     return [*ignored, "-m", "not provided", "-q"]
 
 
@@ -94,9 +95,8 @@ def test_files_naming(root: Path, exercise_id: str) -> list[str]:
     pattern = re.compile(rf"[\"']{re.escape(exercise_id)}[\"']")
     files = [
         path
-        for path in sorted((root / "tests").rglob("test_*.py"))
-        if not is_excluded(path.relative_to(root), INSTRUCTOR_ONLY)
-        and pattern.search(path.read_text(encoding="utf-8"))
+        for path in sorted((root / "tests").glob("test_*.py"))
+        if pattern.search(path.read_text(encoding="utf-8"))
     ]
     return [path.relative_to(root).as_posix() for path in files]
 

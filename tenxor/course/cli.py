@@ -1,4 +1,5 @@
-"""The `tenxor` command: check exercises, publish the student release, grade, verify, draw."""
+"""The `tenxor` command: check exercises and draw stride diagrams. (The instructor's tree also
+has `tenxor-instructor`, for releasing, verifying and grading the course.)"""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .catalog import BY_ID, CATALOG
-
 if TYPE_CHECKING:
     from tenxor import Tenxor
     from tenxor.diagrams import Picture
@@ -16,13 +15,9 @@ if TYPE_CHECKING:
 DESCRIPTION = """\
 The tenxor course tools.
 
-learners:     tenxor check 2.1          run the tests of exercise 2.1 and explain the first failure
+exercises:    tenxor check 2.1          run the tests of exercise 2.1 and explain the first failure
               tenxor check 2.1 --hint   the next hint for exercise 2.1
               tenxor check              progress table of every exercise
-instructors:  tenxor release FOLDER     write the student release (solutions stubbed)
-              tenxor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
-              tenxor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
-              tenxor verify             run the gates that prove every exercise is graded
 diagrams:     tenxor draw --shape 3,4 --strides 1,3 -o layout.svg
               tenxor draw --tensor "arange(12).view(3, 4)" --view "x.T" -o transpose.svg
               tenxor draw --gallery diagrams/   render the whole gallery with its index
@@ -60,69 +55,6 @@ def command_check(arguments: argparse.Namespace) -> int:
         statuses = progress(root_of(arguments))
         return 0 if all(status.state == DONE for status in statuses) else 1
     return 0 if check_exercise(arguments.exercise, root_of(arguments)).state == DONE else 1
-
-
-def command_release(arguments: argparse.Namespace) -> int:
-    from .release import write_release
-
-    written = write_release(root_of(arguments), arguments.folder, replace=arguments.replace)
-    print(f"Wrote the student release to {arguments.folder} ({len(written)} files).")
-    return 0
-
-
-def selected_exercises(arguments: argparse.Namespace) -> list[str]:
-    """The exercises named by --exercise and --chapter (all when neither is given)."""
-    chosen = list(arguments.exercise or [])
-    for chapter in arguments.chapter or []:
-        chosen += [item.id for item in CATALOG if item.id.split(".")[0] == chapter]
-    unknown = [exercise_id for exercise_id in chosen if exercise_id not in BY_ID]
-    if unknown or (arguments.chapter and not chosen):
-        raise SystemExit(f"tenxor grade: no exercise {', '.join(unknown or arguments.chapter)}")
-    return sorted(set(chosen), key=list(BY_ID).index) or list(BY_ID)
-
-
-def command_grade(arguments: argparse.Namespace) -> int:
-    from .grading import GRADING_LIMITS, grade_batch, students_in
-    from .running import Limits
-
-    limits = Limits(
-        test_seconds=arguments.test_timeout or GRADING_LIMITS.test_seconds,
-        run_seconds=arguments.time_limit or GRADING_LIMITS.run_seconds,
-        memory_mb=arguments.memory_mb or GRADING_LIMITS.memory_mb,
-        output_mb=GRADING_LIMITS.output_mb,
-    )
-    source = arguments.submission.resolve()
-    if not source.is_dir():
-        raise SystemExit(f"tenxor grade: {source} is not a folder")
-    if arguments.batch:
-        submissions = students_in(source)
-        if not submissions:
-            raise SystemExit(f"tenxor grade: {source} holds no submission folders")
-    else:
-        submissions = {source.name: source}
-    output = arguments.out.resolve()
-    gradebook = grade_batch(
-        root_of(arguments),
-        submissions,
-        output,
-        selected_exercises(arguments),
-        limits,
-        jobs=arguments.jobs,
-        report=print,
-        single=not arguments.batch,
-    )
-    print(f"Gradebook: {gradebook}")
-    return 0
-
-
-def command_verify(arguments: argparse.Namespace) -> int:
-    from .verify import GATES, verify
-
-    gates = tuple(arguments.gate or GATES)
-    verdicts = verify(root_of(arguments), gates)
-    failed = [gate.name for gate in verdicts if not gate.passed]
-    print("verify: every gate passed" if not failed else f"verify: FAILED: {', '.join(failed)}")
-    return 1 if failed else 0
 
 
 def ints(text: str) -> tuple[int, ...]:
@@ -259,67 +191,13 @@ def parser() -> argparse.ArgumentParser:
     course_option(check)
     check.set_defaults(run=command_check)
 
-    release = commands.add_parser("release", help="write the student release into a folder")
-    release.add_argument("folder", type=Path, help="where to write it (must not exist yet)")
-    release.add_argument("--replace", action="store_true", help="replace an existing release")
-    course_option(release)
-    release.set_defaults(run=command_release)
-
-    grade = commands.add_parser(
-        "grade",
-        help="grade one submission, or a folder of them",
-        description=(
-            "Grade submissions with the course's public and hidden tests. Only the exercise "
-            "modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a submission, "
-            "found at their place, in a tenxor/ folder at any depth, or loose at its top. "
-            "Writes a Gradescope results.json per student and a gradebook.csv into --out. "
-            "A batch that is interrupted resumes where it stopped when run again."
-        ),
-    )
-    grade.add_argument(
-        "submission", type=Path, help="a submission folder (or, with --batch, a folder of them)"
-    )
-    grade.add_argument(
-        "--batch", action="store_true", help="SUBMISSION holds one folder per student"
-    )
-    grade.add_argument(
-        "--out", type=Path, default=Path("grades"), help="output folder (default: grades)"
-    )
-    grade.add_argument(
-        "--exercise", action="append", metavar="ID", help="grade only this exercise (repeatable)"
-    )
-    grade.add_argument(
-        "--chapter", action="append", metavar="N", help="grade only this chapter (repeatable)"
-    )
-    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
-    grade.add_argument(
-        "--test-timeout", type=float, metavar="S", help="seconds per test (default 10)"
-    )
-    grade.add_argument(
-        "--time-limit", type=float, metavar="S", help="seconds per submission (default 600)"
-    )
-    grade.add_argument(
-        "--memory-mb", type=int, metavar="MB", help="memory per submission (default 2048)"
-    )
-    course_option(grade)
-    grade.set_defaults(run=command_grade)
-
-    verify = commands.add_parser("verify", help="run the gates that prove every exercise is graded")
-    verify.add_argument(
-        "--gate",
-        action="append",
-        choices=("reference", "release", "stubs", "catalog", "notebooks", "chapters"),
-        help="run only this gate (repeatable; default: all six)",
-    )
-    course_option(verify)
-    verify.set_defaults(run=command_verify)
     draw_parser(commands)
     return top
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the `tenxor` command; its exit code."""
-    top = parser()
+def run(top: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Parse `argv` with `top` and run the chosen command; its exit code. Bad input to a
+    command is said in one line, naming the command."""
     arguments = top.parse_args(argv)
     if arguments.command is None:
         top.print_help()
@@ -328,8 +206,13 @@ def main(argv: list[str] | None = None) -> int:
         return arguments.run(arguments)
     except (KeyError, OSError, ValueError) as error:  # RegionError is a ValueError
         message = error.args[0] if isinstance(error, KeyError) else error
-        print(f"tenxor {arguments.command}: {message}", file=sys.stderr)
+        print(f"{top.prog} {arguments.command}: {message}", file=sys.stderr)
         return 2
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `tenxor` command; its exit code."""
+    return run(parser(), argv)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,8 @@ from typing import IO, Any
 
 import pytest
 
-from .catalog import BY_ID
+from .catalog import BY_ID, stub_message
 from .markers import exercise_of
-from .release import stub_message
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
 MESSAGE_LINES, MESSAGE_CHARS = 6, 600

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tenxor.course.catalog import BY_ID, CATALOG
-from tenxor.course.regions import find_regions
-from tenxor.course.release import LOCAL_ONLY, stub_line, stubbed_source, write_tree
+from instructor.regions import find_regions
+from instructor.release import LOCAL_ONLY, stubbed_source, write_tree
+from tenxor.course.catalog import BY_ID, CATALOG, stub_line
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted({item.path for item in CATALOG})

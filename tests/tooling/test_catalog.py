@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from instructor.regions import RegionError, find_regions, regions_in
 from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
-from tenxor.course.regions import RegionError, find_regions, regions_in
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from instructor.release import write_release
 from tenxor.course import check, warm
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.check import (
@@ -37,7 +38,6 @@ from tenxor.course.check import (
 )
 from tenxor.course.feedback import comparison_in_words, summary_repr
 from tenxor.course.hints import HINTS
-from tenxor.course.release import write_release
 from tenxor.course.running import Limits, Result
 from tests.tooling.submissions import (
     ROOT,

@@ -1,4 +1,5 @@
-"""The tenxor command: help a TA can follow, clear errors for bad arguments, hints."""
+"""The tenxor and tenxor-instructor commands: help a TA can follow, clear errors for bad
+arguments, hints."""
 
 from __future__ import annotations
 
@@ -9,48 +10,60 @@ from pathlib import Path
 
 import pytest
 
+from instructor.release import write_release
 from tenxor.course.catalog import CATALOG
 from tenxor.course.check import HINTS_FILE
 from tenxor.course.hints import HINTS
-from tenxor.course.release import write_release
 from tests.tooling.submissions import ROOT
 
 pytestmark = pytest.mark.provided
 
 
-def tenxor(*arguments: str) -> subprocess.CompletedProcess:
+def tenxor(*arguments: str, module: str = "tenxor.course.cli") -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tenxor.course.cli", *arguments], capture_output=True, text=True
+        [sys.executable, "-m", module, *arguments], capture_output=True, text=True
     )
 
 
+def instructor(*arguments: str) -> subprocess.CompletedProcess:
+    return tenxor(*arguments, module="instructor.cli")
+
+
 def test_help_lists_every_command_with_an_example():
-    done = tenxor("--help")
-    assert done.returncode == 0
-    for example in ("tenxor check 2.1", "tenxor release FOLDER", "tenxor grade --batch DIR"):
-        assert example in done.stdout
-    assert "tenxor verify" in done.stdout
+    learner, teacher = tenxor("--help"), instructor("--help")
+    assert learner.returncode == teacher.returncode == 0
+    assert "tenxor check 2.1" in learner.stdout and "tenxor draw" in learner.stdout
+    for example in ("release FOLDER", "grade --batch DIR", "verify"):
+        assert f"tenxor-instructor {example}" in teacher.stdout
+        assert example not in learner.stdout
 
 
-@pytest.mark.parametrize("command", ["check", "release", "grade", "verify"])
-def test_each_command_has_its_own_help(command):
+@pytest.mark.parametrize("command", ["check", "draw"])
+def test_each_learner_command_has_its_own_help(command):
     done = tenxor(command, "--help")
     assert done.returncode == 0 and f"usage: tenxor {command}" in done.stdout
 
 
+@pytest.mark.parametrize("command", ["release", "grade", "verify"])
+def test_each_instructor_command_has_its_own_help_and_is_not_the_learners(command):
+    done = instructor(command, "--help")
+    assert done.returncode == 0 and f"usage: tenxor-instructor {command}" in done.stdout
+    assert tenxor(command, "--help").returncode != 0
+
+
 @pytest.mark.parametrize(
-    "arguments, message",
+    "command, arguments, message",
     [
-        (["check", "9.9"], "tenxor check: no exercise '9.9'; known exercises: 1.1, 1.2"),
-        (["check", "9.9", "--hint"], "tenxor check: no exercise '9.9'; known exercises: 1.1"),
-        (["check", "--hint"], "tenxor check: --hint needs an exercise id"),
-        (["grade", "no/such/folder"], "tenxor grade: "),
-        (["grade", ".", "--chapter", "8"], "tenxor grade: no exercise 8"),
-        (["verify", "--gate", "speed"], "invalid choice: 'speed'"),
+        (tenxor, ["check", "9.9"], "tenxor check: no exercise '9.9'; known exercises: 1.1, 1.2"),
+        (tenxor, ["check", "9.9", "--hint"], "tenxor check: no exercise '9.9'; known exercises"),
+        (tenxor, ["check", "--hint"], "tenxor check: --hint needs an exercise id"),
+        (instructor, ["grade", "no/such/folder"], "tenxor-instructor grade: "),
+        (instructor, ["grade", ".", "--chapter", "8"], "tenxor-instructor grade: no exercise 8"),
+        (instructor, ["verify", "--gate", "speed"], "invalid choice: 'speed'"),
     ],
 )
-def test_bad_arguments_get_a_clear_message_and_no_traceback(arguments, message):
-    done = tenxor(*arguments)
+def test_bad_arguments_get_a_clear_message_and_no_traceback(command, arguments, message):
+    done = command(*arguments)
     assert done.returncode != 0
     assert message in done.stderr and "Traceback" not in done.stderr
 

@@ -16,8 +16,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from instructor.grading import Assembly, grade_batch, results_json, students_in
 from tenxor.course.catalog import BY_ID
-from tenxor.course.grading import Assembly, grade_batch, results_json, students_in
 from tenxor.course.running import Limits, Result, Run
 from tests.tooling.submissions import (
     CHAPTER_1,
@@ -130,7 +130,7 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
         generated_submission(tmp_path / "batch" / student, done[student])
     output = tmp_path / "grades"
     command = [
-        sys.executable, "-m", "tenxor.course.cli", "grade", str(tmp_path / "batch"), "--batch",
+        sys.executable, "-m", "instructor.cli", "grade", str(tmp_path / "batch"), "--batch",
         "--out", str(output), "--chapter", "1", "--jobs", "2", "--course", str(ROOT),
     ]  # fmt: skip
     scratch = tmp_path / "scratch"  # where the batch's test processes run

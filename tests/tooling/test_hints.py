@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 import tenxor
+from instructor.regions import regions_in
 from tenxor.course.catalog import CATALOG
 from tenxor.course.hints import HINTS
-from tenxor.course.regions import regions_in
 
 pytestmark = pytest.mark.provided
 

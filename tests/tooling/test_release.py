@@ -11,9 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tenxor.course.catalog import BY_ID, CATALOG
-from tenxor.course.regions import MARKER, RegionError, find_regions
-from tenxor.course.release import released_function, write_release
+from instructor.regions import MARKER, RegionError, find_regions
+from instructor.release import write_release
+from tenxor.course.catalog import BY_ID, CATALOG, released_function
 from tests.tooling.submissions import copy_of_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -159,9 +159,25 @@ def test_the_released_readme_is_the_learners(course, tmp_path):
     write_release(course, release)
     mine = (course / "README.md").read_text(encoding="utf-8")
     theirs = (release / "README.md").read_text(encoding="utf-8")
-    assert "<!-- instructor -->" in mine and "tenxor verify" in mine
-    for instructor_only in ("tenxor verify", "tenxor grade", "tenxor release", "tests/hidden",
+    assert "<!-- instructor -->" in mine and "tenxor-instructor verify" in mine
+    for instructor_only in ("tenxor-instructor", "instructor/", "tests/hidden",
                             "ruff", "Chromium", "<!--"):  # fmt: skip
         assert instructor_only not in theirs, instructor_only
     for learner_material in ("python3 course.py lab", 'check("2.1", hint=True)', "stand-ins"):
         assert learner_material in theirs, learner_material
+
+
+def test_a_release_holds_no_release_verify_or_grading_code(course, tmp_path):
+    """The learner's package is the library, the diagrams and check: the instructor's package,
+    its command and any module that releases, verifies or grades stay behind."""
+    release = tmp_path / "release"
+    files = [path.as_posix() for path in write_release(course, release)]
+    assert not any(name.startswith("instructor/") for name in files)
+    assert not any(name.endswith(("release.py", "verify.py", "grading.py", "regions.py"))
+                   for name in files)  # fmt: skip
+    imports = re.compile(r"^\s*(from|import) instructor\b", re.MULTILINE)
+    for name in files:
+        if name.endswith(".py"):
+            assert not imports.search((release / name).read_text(encoding="utf-8")), name
+    assert "tenxor-instructor" not in (release / "pyproject.toml").read_text(encoding="utf-8")
+    assert "tenxor-instructor" in (course / "pyproject.toml").read_text(encoding="utf-8")

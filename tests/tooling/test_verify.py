@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tenxor.course.verify import describe, region_problems, verify
+from instructor.verify import describe, region_problems, verify
 from tests.tooling.submissions import copy_of_reference
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def test_the_verify_command_exits_non_zero_and_names_the_gate(tmp_path):
     course = copy_of_course(tmp_path / "course")
     weaken(course)
     done = subprocess.run(
-        [sys.executable, "-m", "tenxor.course.cli", "verify", "--gate", "release"]
+        [sys.executable, "-m", "instructor.cli", "verify", "--gate", "release"]
         + ["--course", str(course)],
         capture_output=True,
         text=True,

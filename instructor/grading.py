@@ -28,9 +28,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .catalog import BY_ID, CATALOG, Exercise
-from .release import NOT_NEEDED_FOR_TESTS, write_tree
-from .running import (
+from tenxor.course.catalog import BY_ID, CATALOG, Exercise
+from tenxor.course.running import (
     ISOLATE,
     Limits,
     Result,
@@ -40,6 +39,8 @@ from .running import (
     short_name,
     start,
 )
+
+from .release import NOT_NEEDED_FOR_TESTS, write_tree
 
 EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
 GRADING_LIMITS = Limits(test_seconds=10.0, run_seconds=600.0, memory_mb=2048, output_mb=8.0)

@@ -27,7 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .catalog import BY_ID, CATALOG, prerequisites
+from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
+from tenxor.course.runner import UNFINISHED
+from tenxor.course.running import ISOLATE, Limits, Run, run_tests
+
 from .grading import import_problem
 from .regions import RegionError, regions_in
 from .release import (
@@ -39,8 +42,6 @@ from .release import (
     write_release,
     write_tree,
 )
-from .runner import UNFINISHED
-from .running import ISOLATE, Limits, Run, run_tests
 
 VERIFY_LIMITS = Limits(test_seconds=60.0, run_seconds=1800.0, memory_mb=4096, output_mb=64.0)
 GATES = ("reference", "release", "stubs", "catalog", "notebooks", "chapters")

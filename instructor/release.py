@@ -10,15 +10,14 @@ byte for byte.
 
 from __future__ import annotations
 
-import ast
-import importlib
 import json
 import shutil
 from collections.abc import Callable, Collection, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
-from .catalog import BY_ID, Exercise
+from tenxor.course.catalog import BY_ID, Exercise, stub_line
+
 from .regions import RegionError, find_regions
 
 # Never part of any copy of the course: environments, caches and build output.
@@ -37,24 +36,29 @@ LOCAL_ONLY = (
     ".tenxor-hints.json",  # which hints check() has shown this learner
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
-INSTRUCTOR_ONLY = ("tests/hidden", "tests/tooling", ".ci")
+INSTRUCTOR_ONLY = (
+    "instructor",
+    "tests/hidden",
+    "tests/tooling",
+    ".ci",
+    "benchmarks/check_latency.py",  # times check() on a release it writes
+)
 # Left out of the trees that grading and verify build to run tests in.
-NOT_NEEDED_FOR_TESTS = (*LOCAL_ONLY, "tests/tooling", ".ci", "notebooks", "diagrams", "benchmarks")
+NOT_NEEDED_FOR_TESTS = (
+    *LOCAL_ONLY,
+    "instructor",
+    "tests/tooling",
+    ".ci",
+    "notebooks",
+    "diagrams",
+    "benchmarks",
+)
 # The cell tag of a predict-then-run question, whose stored output the release leaves out.
 PREDICT_TAG = "predict"
 # The lines around a Markdown section that is for instructors only.
 INSTRUCTOR_BEGIN, INSTRUCTOR_END = "<!-- instructor -->", "<!-- /instructor -->"
-
-
-def stub_message(exercise: Exercise) -> str:
-    """What an unfinished exercise raises: its id, title and notebook."""
-    return f"Exercise {exercise.id}: {exercise.title} ({exercise.notebook})"
-
-
-def stub_line(exercise: Exercise, indent: str) -> str:
-    """The line that replaces an exercise's solution region."""
-    quoted = stub_message(exercise).replace("\\", "\\\\").replace('"', '\\"')
-    return f'{indent}raise NotImplementedError("{quoted}")\n'
+# The comment that ends a line of pyproject.toml that is for instructors only.
+INSTRUCTOR_LINE = "# instructor only"
 
 
 def probe_line(exercise: Exercise, indent: str) -> str:
@@ -75,19 +79,6 @@ def stubbed_source(path: Path, stubbed: Collection[str] | None = None) -> str:
         stub = stub_line(BY_ID[region.exercise_id], region.indent)
         lines[region.begin - 1 : region.end] = [stub]
     return "".join(lines)
-
-
-def released_function(exercise_id: str) -> str:
-    """The source of an exercise's function as the student release has it: signature,
-    docstring and the one-line stub."""
-    item = BY_ID[exercise_id]
-    source = stubbed_source(Path(importlib.import_module(item.module).__file__))
-    found = next(
-        node
-        for node in ast.parse(source).body
-        if isinstance(node, ast.FunctionDef) and node.name == item.function
-    )
-    return ast.get_source_segment(source, found, padded=True) or ""
 
 
 def probed_source(path: Path) -> str:
@@ -124,12 +115,16 @@ def without_instructor_sections(text: str) -> str:
 
 def released_document(relative: Path, source: Path) -> str | None:
     """The text the release writes for a notebook (answers of predict-then-run cells left
-    out) or a Markdown file (instructor sections left out); None for any other file."""
+    out), a Markdown file (instructor sections left out) or pyproject.toml (instructor lines
+    left out); None for any other file."""
     if relative.suffix == ".ipynb":
         return without_predictions(source)
     if relative.suffix == ".md":
         text = source.read_text(encoding="utf-8")
         return without_instructor_sections(text) if INSTRUCTOR_BEGIN in text else None
+    if relative.name == "pyproject.toml":
+        lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
+        return "".join(line for line in lines if INSTRUCTOR_LINE not in line)
     return None
 
 

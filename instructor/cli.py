@@ -1,0 +1,163 @@
+"""The `tenxor-instructor` command: publish the student release, prove every exercise is
+graded, grade submissions. It lives in the instructor's tree only; the release leaves it out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.cli import course_option, root_of, run
+
+DESCRIPTION = """\
+The instructor's course tools (the learner's are `tenxor check` and `tenxor draw`).
+
+  tenxor-instructor release FOLDER     write the student release (solutions stubbed)
+  tenxor-instructor verify             run the gates that prove every exercise is graded
+  tenxor-instructor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
+  tenxor-instructor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
+
+Run `tenxor-instructor COMMAND --help` for the options of a command.
+"""
+
+
+def command_release(arguments: argparse.Namespace) -> int:
+    from .release import write_release
+
+    written = write_release(root_of(arguments), arguments.folder, replace=arguments.replace)
+    print(f"Wrote the student release to {arguments.folder} ({len(written)} files).")
+    return 0
+
+
+def selected_exercises(arguments: argparse.Namespace) -> list[str]:
+    """The exercises named by --exercise and --chapter (all when neither is given)."""
+    chosen = list(arguments.exercise or [])
+    for chapter in arguments.chapter or []:
+        chosen += [item.id for item in CATALOG if item.id.split(".")[0] == chapter]
+    unknown = [exercise_id for exercise_id in chosen if exercise_id not in BY_ID]
+    if unknown or (arguments.chapter and not chosen):
+        raise SystemExit(
+            f"tenxor-instructor grade: no exercise {', '.join(unknown or arguments.chapter)}"
+        )
+    return sorted(set(chosen), key=list(BY_ID).index) or list(BY_ID)
+
+
+def command_grade(arguments: argparse.Namespace) -> int:
+    from tenxor.course.running import Limits
+
+    from .grading import GRADING_LIMITS, grade_batch, students_in
+
+    limits = Limits(
+        test_seconds=arguments.test_timeout or GRADING_LIMITS.test_seconds,
+        run_seconds=arguments.time_limit or GRADING_LIMITS.run_seconds,
+        memory_mb=arguments.memory_mb or GRADING_LIMITS.memory_mb,
+        output_mb=GRADING_LIMITS.output_mb,
+    )
+    source = arguments.submission.resolve()
+    if not source.is_dir():
+        raise SystemExit(f"tenxor-instructor grade: {source} is not a folder")
+    if arguments.batch:
+        submissions = students_in(source)
+        if not submissions:
+            raise SystemExit(f"tenxor-instructor grade: {source} holds no submission folders")
+    else:
+        submissions = {source.name: source}
+    output = arguments.out.resolve()
+    gradebook = grade_batch(
+        root_of(arguments),
+        submissions,
+        output,
+        selected_exercises(arguments),
+        limits,
+        jobs=arguments.jobs,
+        report=print,
+        single=not arguments.batch,
+    )
+    print(f"Gradebook: {gradebook}")
+    return 0
+
+
+def command_verify(arguments: argparse.Namespace) -> int:
+    from .verify import GATES, verify
+
+    gates = tuple(arguments.gate or GATES)
+    verdicts = verify(root_of(arguments), gates)
+    failed = [gate.name for gate in verdicts if not gate.passed]
+    print("verify: every gate passed" if not failed else f"verify: FAILED: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    top = argparse.ArgumentParser(
+        prog="tenxor-instructor",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    commands = top.add_subparsers(dest="command", metavar="COMMAND")
+
+    release = commands.add_parser("release", help="write the student release into a folder")
+    release.add_argument("folder", type=Path, help="where to write it (must not exist yet)")
+    release.add_argument("--replace", action="store_true", help="replace an existing release")
+    course_option(release)
+    release.set_defaults(run=command_release)
+
+    grade = commands.add_parser(
+        "grade",
+        help="grade one submission, or a folder of them",
+        description=(
+            "Grade submissions with the course's public and hidden tests. Only the exercise "
+            "modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a submission, "
+            "found at their place, in a tenxor/ folder at any depth, or loose at its top. "
+            "Writes a Gradescope results.json per student and a gradebook.csv into --out. "
+            "A batch that is interrupted resumes where it stopped when run again."
+        ),
+    )
+    grade.add_argument(
+        "submission", type=Path, help="a submission folder (or, with --batch, a folder of them)"
+    )
+    grade.add_argument(
+        "--batch", action="store_true", help="SUBMISSION holds one folder per student"
+    )
+    grade.add_argument(
+        "--out", type=Path, default=Path("grades"), help="output folder (default: grades)"
+    )
+    grade.add_argument(
+        "--exercise", action="append", metavar="ID", help="grade only this exercise (repeatable)"
+    )
+    grade.add_argument(
+        "--chapter", action="append", metavar="N", help="grade only this chapter (repeatable)"
+    )
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    grade.add_argument(
+        "--test-timeout", type=float, metavar="S", help="seconds per test (default 10)"
+    )
+    grade.add_argument(
+        "--time-limit", type=float, metavar="S", help="seconds per submission (default 600)"
+    )
+    grade.add_argument(
+        "--memory-mb", type=int, metavar="MB", help="memory per submission (default 2048)"
+    )
+    course_option(grade)
+    grade.set_defaults(run=command_grade)
+
+    verify = commands.add_parser("verify", help="run the gates that prove every exercise is graded")
+    verify.add_argument(
+        "--gate",
+        action="append",
+        choices=("reference", "release", "stubs", "catalog", "notebooks", "chapters"),
+        help="run only this gate (repeatable; default: all six)",
+    )
+    course_option(verify)
+    verify.set_defaults(run=command_verify)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `tenxor-instructor` command; its exit code."""
+    return run(parser(), argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
