@@ -38,6 +38,7 @@ from tenxor.course.running import (
     run_tests,
     short_name,
     start,
+    tail,
 )
 
 from .release import NOT_NEEDED_FOR_TESTS, write_tree
@@ -94,7 +95,9 @@ def file_problem(folder: Path, found: Path, module: str) -> str | None:
 def source_problem(module: str, data: bytes) -> str | None:
     """Why a module's source cannot be used as it is (not UTF-8, a syntax error), if so."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode(
+            "utf-8-sig"
+        )  # Python reads a byte-order mark too, as some editors save one
     except UnicodeDecodeError as error:
         return f"{module} is not valid UTF-8 (byte {data[error.start]:#04x} at {error.start})"
     try:
@@ -107,20 +110,24 @@ def source_problem(module: str, data: bytes) -> str | None:
 
 
 def import_problem(tree: Path, limits: Limits) -> str | None:
-    """Why `import tenxor` fails in a grading tree (in a limited process), if it does."""
-    script = ISOLATE + f"import tenxor\nprint({IMPORTED!r})\n"
+    """Why `import tenxor` fails in a grading tree (in a limited process), if it does. Whatever
+    the import prints is its own business: success is a line written to a file of its own."""
+    script = ISOLATE + f"import tenxor\nopen(sys.argv[1], 'w').write({IMPORTED!r})\n"
     seconds = min(30.0, limits.run_seconds)
-    with tempfile.TemporaryFile() as output:
-        process = start([sys.executable, "-c", script, str(tree)], tree, output, limits, "ci")
-        try:
-            process.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            return f"importing it did not finish within {seconds:g} s"
-        output.seek(max(0, output.seek(0, os.SEEK_END) - 4000))
-        printed = output.read().decode("utf-8", "replace").strip().splitlines()
-    if process.returncode == 0 and printed and printed[-1] == IMPORTED:
+    with tempfile.TemporaryDirectory(prefix="tenxor-import-") as folder:
+        done, output_path = Path(folder) / "imported", Path(folder) / "output"
+        with output_path.open("wb") as output:
+            command = [sys.executable, "-c", script, str(tree), str(done)]
+            process = start(command, tree, output, limits, "ci")
+            try:
+                process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return f"importing it did not finish within {seconds:g} s"
+        imported = done.exists() and done.read_text(encoding="utf-8") == IMPORTED
+        printed = tail(output_path).strip().splitlines()
+    if process.returncode == 0 and imported:
         return None
     if process.returncode == 0 or not printed:
         return f"importing it ended the process ({exit_in_words(process.returncode)})"

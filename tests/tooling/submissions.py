@@ -68,6 +68,27 @@ def written(relative: str, data: bytes | str) -> Callable[[Path], None]:
     return edit
 
 
+def recoded(module: str, change: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    """The module's bytes passed through `change`, as an editor might save them."""
+
+    def edit(folder: Path) -> None:
+        (folder / module).write_bytes(change((folder / module).read_bytes()))
+
+    return edit
+
+
+def indented_with_tabs(data: bytes) -> bytes:
+    """Every four spaces of indentation as one tab."""
+    lines = data.decode("utf-8").splitlines(keepends=True)
+    tabbed = []
+    for line in lines:
+        body = line.lstrip(" ")
+        tabbed.append(
+            "\t" * ((len(line) - len(body)) // 4) + " " * ((len(line) - len(body)) % 4) + body
+        )
+    return "".join(tabbed).encode("utf-8")
+
+
 def removed(*modules: str) -> Callable[[Path], None]:
     def edit(folder: Path) -> None:
         for module in modules:
@@ -173,6 +194,15 @@ FIXTURES = (
             tuple(CHAPTER_1), "not valid UTF-8"),
     Fixture("symlink-to-the-solution", (linked_to_solution(STORAGE),), tuple(CHAPTER_1),
             "symbolic link"),
+    Fixture("byte-order-mark", (recoded(STORAGE, lambda data: b"\xef\xbb\xbf" + data),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("crlf-line-endings", (recoded(STORAGE, lambda data: data.replace(b"\n", b"\r\n")),),
+            (), "Graded modules: tenxor/broadcasting.py"),
+    Fixture("indented-with-tabs", (recoded(STORAGE, indented_with_tabs),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("prints-5-MB-to-stderr-at-import",
+            (appended(STORAGE, "import sys\nsys.stderr.write('x' * 5_000_000)"),), (),
+            "Graded modules: tenxor/broadcasting.py"),
 )  # fmt: skip
 
 
