@@ -17,6 +17,7 @@ The instructor's course tools (the learner's are `tenxor check` and `tenxor draw
   tenxor-instructor verify             run the gates that prove every exercise is graded
   tenxor-instructor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
   tenxor-instructor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
+  tenxor-instructor autograder         write autograder.zip for Gradescope
 
 Run `tenxor-instructor COMMAND --help` for the options of a command.
 """
@@ -88,6 +89,21 @@ def command_verify(arguments: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def command_autograder(arguments: argparse.Namespace) -> int:
+    from .autograder import write_autograder
+
+    pip_options = []
+    if arguments.python_version:
+        pip_options += ["--python-version", arguments.python_version]
+    if arguments.platform:
+        pip_options += ["--platform", arguments.platform]
+    names = write_autograder(root_of(arguments), arguments.out, pip_options)
+    wheels = sum(name.startswith("wheels/") for name in names)
+    print(f"Wrote {arguments.out}: the course, setup.sh, run_autograder and {wheels} wheels.")
+    print("Upload it as the autograder of a Gradescope assignment (Configure Autograder).")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     """The command-line interface."""
     top = argparse.ArgumentParser(
@@ -151,6 +167,23 @@ def parser() -> argparse.ArgumentParser:
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)
+    autograder = commands.add_parser(
+        "autograder",
+        help="write Gradescope's autograder.zip",
+        description=(
+            "Write the zip to upload as a Gradescope autograder: setup.sh, run_autograder, the "
+            "course with its hidden tests, and a wheel of every package the grader installs, "
+            "so that setup.sh needs no package index. The wheels are for this Python and "
+            "platform unless --python-version and --platform name Gradescope's."
+        ),
+    )
+    autograder.add_argument(
+        "--out", type=Path, default=Path("autograder.zip"), help="default: autograder.zip"
+    )
+    autograder.add_argument("--python-version", metavar="X.Y", help="e.g. 3.10")
+    autograder.add_argument("--platform", metavar="TAG", help="e.g. manylinux2014_x86_64")
+    course_option(autograder)
+    autograder.set_defaults(run=command_autograder)
     return top
 
 

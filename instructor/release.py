@@ -34,6 +34,7 @@ LOCAL_ONLY = (
     "dist",
     "bench-check",  # the quick benchmark check's output (benchmarks/README.md)
     ".tenxor-hints.json",  # which hints check() has shown this learner
+    "autograder.zip",  # what tenxor-instructor autograder writes
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = (

@@ -1,0 +1,103 @@
+"""Gradescope's autograder for the course, in one zip.
+
+The zip holds `setup.sh` and `run_autograder` at its top, the course as grading needs it (the
+package, the instructor's tooling, the public and hidden tests) and `wheels/`: every package
+the grader installs, so that `setup.sh` needs no package index. Gradescope unpacks the zip
+into /autograder/source, runs `setup.sh` once when it builds the image, then `run_autograder`
+for each submission, which grades /autograder/submission into /autograder/results.
+"""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .release import LOCAL_ONLY, course_files
+
+# What grading does not need: the notebooks, pictures, benchmarks and CI of the course.
+NOT_NEEDED_FOR_GRADING = (
+    *LOCAL_ONLY,
+    ".ci",
+    "tests/tooling",
+    "notebooks",
+    "diagrams",
+    "benchmarks",
+)
+# The packages that build the course itself from its pyproject.toml.
+BUILD_REQUIREMENTS = ("setuptools>=70.1",)
+
+SETUP = """\
+#!/usr/bin/env bash
+# Run once by Gradescope when it builds the autograder: a virtual environment with the course
+# installed from the wheels beside this script, without a package index.
+set -euo pipefail
+root="${AUTOGRADER_ROOT:-/autograder}"
+python3 -m venv "$root/venv"
+"$root/venv/bin/python" -m pip install --quiet --no-index \\
+    --find-links "$root/source/wheels" "$root/source[grading]"
+"""
+
+RUN_AUTOGRADER = """\
+#!/usr/bin/env bash
+# Run by Gradescope for every submission: grade it with the course's public and hidden tests
+# into results/results.json.
+set -euo pipefail
+root="${AUTOGRADER_ROOT:-/autograder}"
+mkdir -p "$root/results"
+cd "$root/source"
+"$root/venv/bin/tenxor-instructor" grade "$root/submission" \\
+    --out "$root/results" --course "$root/source"
+"""
+
+
+def requirements(course: Path) -> list[str]:
+    """What the grader installs: the course's dependencies, its `grading` extra and what
+    builds it, as pip requirement strings."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    project = tomllib.loads((course / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [*project["dependencies"], *project["optional-dependencies"]["grading"]] + list(
+        BUILD_REQUIREMENTS
+    )
+
+
+def download_wheels(course: Path, folder: Path, pip_options: list[str]) -> list[Path]:
+    """Download a wheel of every requirement (and of what they need) into `folder`; the
+    wheels. `pip_options` choose another target, e.g. ["--python-version", "3.10"]."""
+    command = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:"]
+    command += ["--dest", str(folder), *pip_options, *requirements(course)]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise OSError(f"pip could not download the wheels: {done.stderr.strip()[-2000:]}")
+    return sorted(folder.glob("*.whl"))
+
+
+def add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
+    """Add an executable script to the zip."""
+    info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+    info.external_attr = (stat.S_IFREG | 0o755) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    archive.writestr(info, text)
+
+
+def write_autograder(course: Path, out: Path, pip_options: list[str] = ()) -> list[str]:
+    """Write Gradescope's autograder zip for the course at `course` to `out`; the names in it."""
+    course, out = course.resolve(), out.resolve()
+    with tempfile.TemporaryDirectory(prefix="tenxor-autograder-") as scratch:
+        wheels = download_wheels(course, Path(scratch), list(pip_options))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+            add_script(archive, "setup.sh", SETUP)
+            add_script(archive, "run_autograder", RUN_AUTOGRADER)
+            for relative in course_files(course, NOT_NEEDED_FOR_GRADING):
+                if course / relative != out:
+                    archive.write(course / relative, relative.as_posix())
+            for wheel in wheels:
+                archive.write(wheel, f"wheels/{wheel.name}")
+            return archive.namelist()
