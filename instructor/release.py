@@ -43,6 +43,7 @@ INSTRUCTOR_ONLY = (
     "tests/tooling",
     ".ci",
     "benchmarks/check_latency.py",  # times check() on a release it writes
+    "benchmarks/grading_time.py",  # times the grader
 )
 # Left out of the trees that grading and verify build to run tests in.
 NOT_NEEDED_FOR_TESTS = (

@@ -115,3 +115,14 @@ def test_targets_say_which_ratios_reach_them():
     assert "NOT reached" not in lines[1] and lines[1].count("1.50 (reached)") == 4
     assert lines[2].count("30.00 (reached)") == 2
     assert lines[3].endswith("100 B (reached)")
+
+
+def test_the_grading_benchmark_grades_a_complete_submission_to_full_marks(capsys):
+    from benchmarks import grading_time
+
+    assert grading_time.main(["--repeats", "1", "--exercise", "1.1", "--no-readme"]) == 0
+    printed = capsys.readouterr().out
+    from tenxor.course.catalog import BY_ID
+
+    assert "run 1: " in printed and f", score {BY_ID['1.1'].points}\n" in printed
+    assert "| complete and correct, 1.1 | 1 |" in printed and "Target: one complete" in printed
