@@ -37,6 +37,7 @@ PLUGIN_OPTIONS = (
     *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),
 )
 POLL_SECONDS = 0.05
+CRASHES_PER_EXERCISE = 2  # then the exercise's other tests fail without running
 PR_SET_PDEATHSIG = 1
 
 
@@ -229,6 +230,21 @@ class Round:
         process.wait()
 
 
+def give_up_on(run: Run, exercise: str, reason: str) -> None:
+    """Fail the tests of `exercise` that have not run yet: its code has ended or hung the test
+    process CRASHES_PER_EXERCISE times, and restarting for each of its tests would spend the
+    time of every other exercise."""
+    for test, owner in run.collected.items():
+        if owner == exercise and test not in run.results:
+            run.results[test] = Result(
+                test,
+                owner,
+                "failed",
+                f"not run: tests of exercise {exercise} ended or hung the test process "
+                f"{CRASHES_PER_EXERCISE} times ({reason})",
+            )
+
+
 def run_tests(
     root: Path,
     pytest_args: list[str],
@@ -237,9 +253,11 @@ def run_tests(
     only: list[str] | None = None,
 ) -> Run:
     """Run pytest on the course tree at `root` and return every test's result, resuming after
-    a test that kills or hangs the process; tests that never ran are recorded as "not run"."""
+    a test that kills or hangs the process (after two such tests of one exercise, its other
+    tests fail unrun); tests that never ran are recorded as "not run"."""
     run, started = Run(), time.monotonic()
     deadline = started + limits.run_seconds
+    crashes: dict[str, int] = {}  # exercise -> tests of it that ended or hung the process
     with tempfile.TemporaryDirectory(prefix="tenxor-run-") as scratch:
         number, remaining = 0, only
         while True:
@@ -255,9 +273,11 @@ def run_tests(
             test, _ = round_.current
             ended = f"the test process ended ({exit_in_words(process.returncode)})"
             reason = round_.killed or ended
-            run.results[test] = Result(
-                test, run.collected.get(test, "?"), "failed", reason, timed_out=round_.timed_out
-            )
+            owner = run.collected.get(test, "?")
+            run.results[test] = Result(test, owner, "failed", reason, timed_out=round_.timed_out)
+            crashes[owner] = crashes.get(owner, 0) + 1
+            if crashes[owner] >= CRASHES_PER_EXERCISE:
+                give_up_on(run, owner, reason)
             remaining = [name for name in run.collected if name not in run.results]
             if not remaining or time.monotonic() > deadline:
                 break

@@ -194,6 +194,13 @@ FIXTURES = (
             tuple(CHAPTER_1), "not valid UTF-8"),
     Fixture("symlink-to-the-solution", (linked_to_solution(STORAGE),), tuple(CHAPTER_1),
             "symbolic link"),
+    Fixture("segfault-in-storage",
+            (in_region("1.1", "import ctypes\nreturn ctypes.string_at(0)"),), ("1.1",),
+            "ended or hung the test process 2 times"),
+    Fixture("recursion-past-the-c-stack",
+            (in_region("1.3", "import sys\nsys.setrecursionlimit(10**8)\n"
+                              "def deeper(n):\n    return deeper(n + 1) + 1\n"
+                              "return deeper(0)"),), ("1.3",), "1.3"),
     Fixture("byte-order-mark", (recoded(STORAGE, lambda data: b"\xef\xbb\xbf" + data),), (),
             "Graded modules: tenxor/broadcasting.py"),
     Fixture("crlf-line-endings", (recoded(STORAGE, lambda data: data.replace(b"\n", b"\r\n")),),
