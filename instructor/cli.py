@@ -10,6 +10,8 @@ from pathlib import Path
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.cli import course_option, root_of, run
 
+from .verify import GATES
+
 DESCRIPTION = """\
 The instructor's course tools (the learner's are `tenxor check` and `tenxor draw`).
 
@@ -80,7 +82,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
 
 
 def command_verify(arguments: argparse.Namespace) -> int:
-    from .verify import GATES, verify
+    from .verify import verify
 
     gates = tuple(arguments.gate or GATES)
     verdicts = verify(root_of(arguments), gates)
@@ -162,8 +164,8 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument(
         "--gate",
         action="append",
-        choices=("reference", "release", "stubs", "catalog", "notebooks", "chapters"),
-        help="run only this gate (repeatable; default: all six)",
+        choices=GATES,
+        help="run only this gate (repeatable; default: all of them)",
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)

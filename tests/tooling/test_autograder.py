@@ -52,6 +52,13 @@ def test_the_zip_holds_the_scripts_the_course_and_its_wheels(autograder: Path):
     assert not any(name.startswith((".venv/", "notebooks/", ".git/")) for name in names)
 
 
+def gradescope_runs(script: Path, environment: dict[str, str]) -> subprocess.CompletedProcess:
+    """Run one of the autograder's scripts as Gradescope does, with bash."""
+    return subprocess.run(
+        ["bash", str(script)], capture_output=True, text=True, env=environment, timeout=600
+    )
+
+
 def test_setup_needs_no_index_and_run_autograder_grades_a_submission(autograder, tmp_path):
     """Gradescope's steps in a temporary autograder root: unpack into source/, run setup.sh
     with the package index out of reach, put a submission in place, run run_autograder."""
@@ -63,22 +70,10 @@ def test_setup_needs_no_index_and_run_autograder_grades_a_submission(autograder,
         "AUTOGRADER_ROOT": str(root),
         "PIP_INDEX_URL": "http://127.0.0.1:9/simple",  # nothing listens there
     }
-    setup = subprocess.run(
-        ["bash", str(root / "source" / "setup.sh")],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=600,
-    )
+    setup = gradescope_runs(root / "source" / "setup.sh", environment)
     assert setup.returncode == 0, setup.stdout + setup.stderr
     complete_submission(root / "submission")
-    graded = subprocess.run(
-        ["bash", str(root / "source" / "run_autograder")],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=600,
-    )
+    graded = gradescope_runs(root / "source" / "run_autograder", environment)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(results, SCHEMA)
