@@ -10,10 +10,8 @@ run, so one bad test never costs the others their result.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -32,13 +30,23 @@ sys.meta_path[:] = [f for f in sys.meta_path if f not in editable]
 sys.path.insert(0, sys.argv.pop(1))
 """
 BOOTSTRAP = ISOLATE + "import pytest\nraise SystemExit(pytest.main(sys.argv[1:]))\n"
+# What a child started by start() runs first: cap its own address space, and make sure it
+# dies with the process that started it (if that one is already gone, stop at once).
+LIMITED = """\
+import ctypes as _ctypes, os as _os, resource as _resource, signal as _signal, sys as _sys
+_limit = int(_os.environ["TENXOR_MEMORY_MB"]) * 1024 * 1024
+_resource.setrlimit(_resource.RLIMIT_AS, (_limit, _limit))
+if _sys.platform == "linux":
+    _ctypes.CDLL(None).prctl(1, _signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if _os.getppid() != int(_os.environ["TENXOR_PARENT"]):
+        _os._exit(1)
+"""
 PLUGIN_OPTIONS = (
     *("-p", "tenxor.course.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
     *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),
 )
 POLL_SECONDS = 0.05
 CRASHES_PER_EXERCISE = 2  # then the exercise's other tests fail without running
-PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -108,30 +116,25 @@ def child_environment(profile: str) -> dict[str, str]:
     return environment
 
 
-def limiter(megabytes: int):
-    """A function, run in a new child process, that caps its address space and makes sure it
-    dies with the process that started it."""
-
-    def apply() -> None:
-        limit = megabytes * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        if sys.platform == "linux":
-            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-    return apply
-
-
 def start(command: list[str], root: Path, output: IO[bytes], limits: Limits, profile: str):
-    """Start a limited child process in its own session, its output going to `output`."""
+    """Start a limited child process in its own session, its output going to `output`.
+
+    `command` is `[python, "-c", script, ...]`; the child runs LIMITED before the script, so
+    it caps its own memory and dies with this process (no preexec_fn, which Python documents
+    as unsafe in a process with threads, such as a batch graded by several at once)."""
+    python, flag, script, *arguments = command
+    if flag != "-c":
+        raise ValueError(f"start() runs a Python script given with -c, not {command[:2]}")
+    environment = child_environment(profile)
+    environment.update(TENXOR_MEMORY_MB=str(limits.memory_mb), TENXOR_PARENT=str(os.getpid()))
     return subprocess.Popen(
-        command,
+        [python, "-c", LIMITED + script, *arguments],
         cwd=root,
         stdin=subprocess.DEVNULL,
         stdout=output,
         stderr=subprocess.STDOUT,
-        env=child_environment(profile),
+        env=environment,
         start_new_session=True,
-        preexec_fn=limiter(limits.memory_mb),
     )
 
 

@@ -164,3 +164,12 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
             wanted = BY_ID[exercise_id].points if exercise_id in done[row["student"]] else 0
             assert float(row[exercise_id]) == pytest.approx(wanted)
     assert "[" in resumed.stderr and f"/{50 - len(finished)}" in resumed.stderr  # progress bar
+
+
+def test_no_process_is_started_with_preexec_fn():
+    """Grading starts test processes from several threads at once, where Python documents
+    preexec_fn as unsafe: children limit themselves instead (running.LIMITED)."""
+    sources = [*ROOT.glob("tenxor/**/*.py"), *ROOT.glob("instructor/**/*.py")]
+    assert sources
+    for path in sources:
+        assert "preexec_fn=" not in path.read_text(encoding="utf-8"), path
