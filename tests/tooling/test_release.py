@@ -127,8 +127,9 @@ def test_an_existing_folder_is_kept_unless_replace_is_asked(course, tmp_path):
     write_release(course, release, replace=True)
     assert not (release / "stray.txt").exists()
     for around in (course, course.parent):  # replacing them would delete the course
-        with pytest.raises(ValueError, match="is the course itself"):
+        with pytest.raises(ValueError) as refused:
             write_release(course, around, replace=True)
+        assert str(around) in str(refused.value)
         assert (course / "tenxor" / "course" / "catalog.py").exists()
 
 
