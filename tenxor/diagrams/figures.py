@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tenxor.strides import Layout
@@ -64,6 +65,39 @@ def cell_values(
     return {index: format_value(storage_values[o]) for index, o in read.items()}
 
 
+@dataclass(frozen=True)
+class Drawable:
+    """A layout checked for drawing: its shape and strides, its words, the offset each index
+    reads and the size of the storage drawn under it."""
+
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    words: str
+    read: dict[Index, int]
+    storage_size: int
+
+
+def drawable(
+    shape: Sequence[int],
+    strides: Sequence[int],
+    offset: int,
+    storage_size: int | None,
+    max_cells: int,
+) -> Drawable:
+    """A layout ready to draw (storage just big enough unless `storage_size` is given), or the
+    error that says why it cannot be drawn: shape and strides that disagree, too many cells,
+    offsets outside the storage."""
+    layout = Layout(tuple(shape), tuple(strides), offset)  # checks that shape and strides agree
+    words = layout_words(layout.shape, layout.strides, offset)
+    cells = len(indices(layout.shape))
+    require_readable(cells, max_cells, f"a tensor of shape {layout.shape}", SLICE_HINT)
+    read = reads(layout.shape, layout.strides, offset)
+    if storage_size is None:
+        storage_size = max(read.values(), default=offset) + 1
+    check_layout(read, storage_size, words)
+    return Drawable(layout.shape, layout.strides, words, read, storage_size)
+
+
 def storage_texts(storage_values: Sequence[Any] | None) -> list[str] | None:
     """Each storage element's value as text."""
     return None if storage_values is None else [format_value(v) for v in storage_values]
@@ -85,14 +119,8 @@ def layout_diagram(
     "none", "strides" (index 0 and one step along each dim), a list of indices, or None
     for all arrows of a small tensor and the stride steps of a bigger one.
     """
-    layout = Layout(tuple(shape), tuple(strides), offset)  # checks that shape and strides agree
-    shape, strides = layout.shape, layout.strides
-    words = layout_words(shape, strides, offset)
-    require_readable(len(indices(shape)), max_cells, f"a tensor of shape {shape}", SLICE_HINT)
-    read = reads(shape, strides, offset)
-    if storage_size is None:
-        storage_size = max(read.values(), default=offset) + 1
-    check_layout(read, storage_size, words)
+    drawn = drawable(shape, strides, offset, storage_size, max_cells)
+    shape, words, read, storage_size = drawn.shape, drawn.words, drawn.read, drawn.storage_size
     reached = set(read.values())
     colours = offset_colours(reached)
     top, tensor, storage, bottom = stack(

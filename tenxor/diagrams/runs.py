@@ -14,24 +14,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tenxor.strides import Layout
-
 from .figures import (
-    SLICE_HINT,
     Arrows,
     cell_values,
-    check_layout,
-    layout_words,
-    reads,
+    drawable,
     storage_texts,
 )
 from .layouts import (
     MAX_CELLS,
     STORAGE_PER_LINE,
     chosen_arrows,
-    indices,
     offset_colours,
-    require_readable,
     storage_slots,
 )
 from .parts import (
@@ -195,14 +188,9 @@ def runs_diagram(
 
     The arguments are those of layout_diagram.
     """
-    layout = Layout(tuple(shape), tuple(strides), offset)  # checks that shape and strides agree
-    shape, strides = layout.shape, layout.strides
-    words = layout_words(shape, strides, offset)
-    require_readable(len(indices(shape)), max_cells, f"a tensor of shape {shape}", SLICE_HINT)
-    read = reads(shape, strides, offset)
-    if storage_size is None:
-        storage_size = max(read.values(), default=offset) + 1
-    check_layout(read, storage_size, words)
+    drawn = drawable(shape, strides, offset, storage_size, max_cells)
+    shape, strides, words = drawn.shape, drawn.strides, drawn.words
+    read, storage_size = drawn.read, drawn.storage_size
     runs = find_runs(shape, strides)
     colours = offset_colours(set(read.values()))
     slots = storage_slots(set(read.values()), storage_size)
