@@ -233,6 +233,14 @@ class Round:
         process.wait()
 
 
+def record_not_run(run: Run, otherwise: str) -> None:
+    """Record every collected test without a result as not run, because of the run's problem
+    or, if it had none, `otherwise`."""
+    reason = f"not run: {run.problem or otherwise}"
+    for test, exercise in run.collected.items():
+        run.results.setdefault(test, Result(test, exercise, "not run", reason))
+
+
 def give_up_on(run: Run, exercise: str, reason: str) -> None:
     """Fail the tests of `exercise` that have not run yet: its code has ended or hung the test
     process CRASHES_PER_EXERCISE times, and restarting for each of its tests would spend the
@@ -286,8 +294,6 @@ def run_tests(
                 break
         if not round_.finished:
             run.problem = round_.killed or f"it ended early ({exit_in_words(process.returncode)})"
-        for test, exercise in run.collected.items():
-            reason = f"not run: {run.problem or 'the run ended before it'}"
-            run.results.setdefault(test, Result(test, exercise, "not run", reason))
+        record_not_run(run, "the run ended before it")
     run.seconds = time.monotonic() - started
     return run

@@ -33,6 +33,7 @@ from .running import (
     Run,
     child_environment,
     exit_in_words,
+    record_not_run,
     run_tests,
     tail,
 )
@@ -192,9 +193,7 @@ def finish(run: Run, round_: Round, ending: Ending, seconds: float) -> Run:
         run.problem = f"stopped after {seconds:g} s, the time a check may take"
     elif code in PYTEST_COULD_NOT_RUN:
         run.problem = f"pytest could not run them ({PYTEST_COULD_NOT_RUN[code]})"
-    for test, exercise in run.collected.items():
-        reason = f"not run: {run.problem or 'the run stopped before it'}"
-        run.results.setdefault(test, Result(test, exercise, "not run", reason))
+    record_not_run(run, "the run stopped before it")
     run.output = tail(round_.output_path)
     return run
 
