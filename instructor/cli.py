@@ -47,15 +47,15 @@ def selected_exercises(arguments: argparse.Namespace) -> list[str]:
 
 
 def command_grade(arguments: argparse.Namespace) -> int:
-    from tenxor.course.running import Limits
+    from dataclasses import replace
 
     from .grading import GRADING_LIMITS, grade_batch, students_in
 
-    limits = Limits(
-        test_seconds=arguments.test_timeout or GRADING_LIMITS.test_seconds,
-        run_seconds=arguments.time_limit or GRADING_LIMITS.run_seconds,
+    limits = replace(
+        GRADING_LIMITS,
+        call_cpu_seconds=arguments.call_seconds or GRADING_LIMITS.call_cpu_seconds,
+        exercise_cpu_seconds=arguments.exercise_seconds or GRADING_LIMITS.exercise_cpu_seconds,
         memory_mb=arguments.memory_mb or GRADING_LIMITS.memory_mb,
-        output_mb=GRADING_LIMITS.output_mb,
     )
     source = arguments.submission.resolve()
     if not source.is_dir():
@@ -76,6 +76,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
         jobs=arguments.jobs,
         report=print,
         single=not arguments.batch,
+        sandbox=arguments.sandbox,
     )
     print(f"Gradebook: {gradebook}")
     return 0
@@ -149,13 +150,25 @@ def parser() -> argparse.ArgumentParser:
     )
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
     grade.add_argument(
-        "--test-timeout", type=float, metavar="S", help="seconds per test (default 10)"
+        "--call-seconds",
+        type=float,
+        metavar="S",
+        help="CPU seconds per call of a submitted function (default 10)",
     )
     grade.add_argument(
-        "--time-limit", type=float, metavar="S", help="seconds per submission (default 600)"
+        "--exercise-seconds",
+        type=float,
+        metavar="S",
+        help="CPU seconds for all calls of one exercise (default 60)",
     )
     grade.add_argument(
-        "--memory-mb", type=int, metavar="MB", help="memory per submission (default 2048)"
+        "--memory-mb", type=int, metavar="MB", help="memory of the sandbox worker (default 2048)"
+    )
+    grade.add_argument(
+        "--sandbox",
+        choices=["auto", "isolated", "separate user", "same user"],
+        default="auto",
+        help="how far to confine submitted code (default: the most this machine allows)",
     )
     course_option(grade)
     grade.set_defaults(run=command_grade)

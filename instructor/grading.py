@@ -1,11 +1,14 @@
 """Grade submissions: a Gradescope `results.json` per student and one `gradebook.csv`.
 
 Only the exercise modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a
-submission; they go into a fresh copy of the instructor's tree, whose other modules and
-public and hidden tests are used as they are. A module that is missing, not UTF-8, does not
-compile or does not import is replaced by its stub, so it costs only its own exercises.
-Scores are counted against the tests collected from the instructor's tree: a test that is
-missing, crashed or never ran scores 0.
+submission. They never run in the grading process, nor in the process that runs the tests
+and decides every result (the judge, instructor.judge): they go into the release's package
+and run in a sandbox worker (instructor.sandbox), which exchanges only plain data with the
+judge. The judge runs the instructor's public and hidden tests in a copy of the instructor's
+tree whose exercise functions are stubs, with every exercise function calling into the worker.
+A module that is missing, not UTF-8, does not compile or does not import is replaced by its
+stub, so it costs only its own exercises. Scores are counted against the tests collected from
+the instructor's tree: a test that is missing, crashed or never ran scores 0.
 """
 
 from __future__ import annotations
@@ -16,13 +19,15 @@ import io
 import json
 import os
 import platform
-import signal
+import queue
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -30,11 +35,12 @@ from typing import Any
 
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise
 from tenxor.course.running import (
-    ISOLATE,
+    BOOTSTRAP,
     Limits,
     Result,
     Run,
     exit_in_words,
+    record_not_run,
     run_tests,
     short_name,
     start,
@@ -42,20 +48,46 @@ from tenxor.course.running import (
 )
 
 from .release import NOT_NEEDED_FOR_TESTS, write_tree
+from .sandbox import UID_BASE, Sandbox, SandboxConfig, SandboxLimits, sweep
 
 EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
-GRADING_LIMITS = Limits(test_seconds=10.0, run_seconds=600.0, memory_mb=2048, output_mb=8.0)
-IMPORTED = "tenxor imported"
+GRADING_LIMITS = SandboxLimits()
+# The judge runs only the course's own code; these bound it in case of a fault of its own.
+JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, output_mb=8.0)
 ENTRY_OUTPUT_CHARS = 3000
 HIDDEN_TESTS = "tests/hidden/"
 MAX_MODULE_BYTES = 1_000_000
+# The judge's tree: the course with every exercise stubbed, its tests and the judge itself.
+JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
+PROTECTIONS = {
+    "isolated": (
+        "The submission ran in a sandbox worker under a user of its own, in mount and network "
+        "namespaces of its own: the course, its tests, the submissions and the output were "
+        "empty to it, /tmp was its own, and it had no network."
+    ),
+    "separate user": (
+        "The submission ran in a sandbox worker under a user of its own, which could not read "
+        "the course, its tests, the submissions or the output. Off here (no mount or network "
+        "namespaces allowed): a /tmp of its own and cutting off the network."
+    ),
+    "same user": (
+        "Grading did not run as root, so the sandbox worker ran as the grading user: it could "
+        "read what that user can (the course's tests included) and signal the judge. Off "
+        "here: a user of its own, hidden folders, a /tmp of its own, cutting off the network."
+    ),
+}
+NAMESPACE_PROBE = (
+    "import ctypes, sys\n"
+    "sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x00020000 | 0x40000000) != 0)\n"
+)
 
 
 @dataclass
 class Assembly:
-    """A submission put together with the instructor's tree, and what happened to its files."""
+    """A submission's exercise modules put into the release's package, and what happened to
+    its files."""
 
-    tree: Path
+    package: Path
     taken: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     broken: dict[str, str] = field(default_factory=dict)  # module -> why it was not used
@@ -109,31 +141,6 @@ def source_problem(module: str, data: bytes) -> str | None:
     return None
 
 
-def import_problem(tree: Path, limits: Limits) -> str | None:
-    """Why `import tenxor` fails in a grading tree (in a limited process), if it does. Whatever
-    the import prints is its own business: success is a line written to a file of its own."""
-    script = ISOLATE + f"import tenxor\nopen(sys.argv[1], 'w').write({IMPORTED!r})\n"
-    seconds = min(30.0, limits.run_seconds)
-    with tempfile.TemporaryDirectory(prefix="tenxor-import-") as folder:
-        done, output_path = Path(folder) / "imported", Path(folder) / "output"
-        with output_path.open("wb") as output:
-            command = [sys.executable, "-c", script, str(tree), str(done)]
-            process = start(command, tree, output, limits, "ci")
-            try:
-                process.wait(timeout=seconds)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                return f"importing it did not finish within {seconds:g} s"
-        imported = done.exists() and done.read_text(encoding="utf-8") == IMPORTED
-        printed = tail(output_path).strip().splitlines()
-    if process.returncode == 0 and imported:
-        return None
-    if process.returncode == 0 or not printed:
-        return f"importing it ended the process ({exit_in_words(process.returncode)})"
-    return f"importing it raised {printed[-1][:300]}"
-
-
 def submitted_files(folder: Path) -> list[str]:
     """Every file of a submission, relative to it."""
     return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
@@ -145,11 +152,103 @@ def put(tree: Path, modules: dict[str, bytes]) -> None:
         (tree / module).write_bytes(data)
 
 
-def assemble(course: Path, folder: Path, tree: Path, limits: Limits) -> Assembly:
-    """Build the grading tree for one submission: the instructor's tree with every exercise
-    stubbed, then each usable exercise module of the submission copied over its stub."""
-    write_tree(course, tree, NOT_NEEDED_FOR_TESTS)
-    assembly, submitted, used = Assembly(tree), {}, set()
+@dataclass
+class Bench:
+    """What grading a batch needs once: the judge's tree, the sandbox mode, what the worker
+    must not see, and which worker users and CPUs are free."""
+
+    course: Path
+    scratch: Path
+    mode: str
+    hidden: tuple[str, ...]
+    limits: SandboxLimits
+    judges: int  # test processes (pytest-xdist) per submission
+    slots: queue.Queue = field(default_factory=queue.Queue)
+
+    @property
+    def judge_tree(self) -> Path:
+        return self.scratch / "judge"
+
+    def config(self, package: Path, slot: int) -> SandboxConfig:
+        return SandboxConfig(
+            package=str(package),
+            tree=str(self.judge_tree),
+            mode=self.mode,
+            slot=slot * self.judges,
+            hidden=self.hidden,
+            limits=self.limits,
+        )
+
+
+def namespaces_allowed() -> bool:
+    """Whether this process may make mount and network namespaces (root, and a platform
+    that allows them)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    probe = subprocess.run([sys.executable, "-c", NAMESPACE_PROBE], capture_output=True)
+    return probe.returncode == 0
+
+
+def sandbox_mode(requested: str = "auto") -> str:
+    """The strongest sandbox this machine allows, or the weaker one `requested`."""
+    if os.geteuid() != 0:
+        return "same user"
+    if requested == "auto":
+        return "isolated" if namespaces_allowed() else "separate user"
+    if requested == "isolated" and not namespaces_allowed():
+        raise OSError("an isolated sandbox needs mount and network namespaces, not allowed here")
+    return requested
+
+
+def hide(folders: list[Path]) -> None:
+    """Take every permission of other users off `folders` (the worker is such a user)."""
+    for folder in folders:
+        if folder.exists():
+            folder.chmod(folder.stat().st_mode & ~0o007)
+
+
+@contextmanager
+def bench_for(
+    course: Path,
+    seen: list[Path],
+    limits: SandboxLimits,
+    jobs: int,
+    mode: str = "auto",
+) -> Iterator[Bench]:
+    """Set up grading: the judge's tree, the sandbox mode, and the folders (`seen`: the
+    output and the submissions) that the worker must not see, nor the course."""
+    mode = sandbox_mode(mode)
+    with tempfile.TemporaryDirectory(prefix="tenxor-grading-") as scratch:
+        hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
+        if mode == "separate user":
+            hide([course.resolve(), *[p.resolve() for p in seen]])
+        judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
+        bench = Bench(course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges)
+        write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
+        for slot in range(max(1, jobs)):
+            bench.slots.put(slot)
+        try:
+            yield bench
+        finally:
+            if mode != "same user":
+                for slot in range(max(1, jobs) * judges):
+                    sweep(UID_BASE + slot)
+
+
+def import_problem(bench: Bench, package: Path, slot: int) -> str | None:
+    """Why the package does not import in a sandbox worker, if it does not."""
+    sandbox = Sandbox(bench.config(package, slot), kinds=None)
+    try:
+        return sandbox.start()
+    finally:
+        sandbox.stop()
+
+
+def assemble(bench: Bench, folder: Path, package: Path, slot: int) -> Assembly:
+    """Put the submission's usable exercise modules into a copy of the release's package (the
+    judge's tree's, where every exercise is a stub), and find which of them do not import."""
+    shutil.copytree(bench.judge_tree / "tenxor", package / "tenxor")
+    assembly, submitted, used = Assembly(package), {}, set()
     for module in EXERCISE_MODULES:
         found = locate(folder, module)
         if found is None:
@@ -163,15 +262,15 @@ def assemble(course: Path, folder: Path, tree: Path, limits: Limits) -> Assembly
             assembly.broken[module] = problem
         else:
             submitted[module] = data
-    stubs = {module: (tree / module).read_bytes() for module in submitted}
-    put(tree, submitted)
-    if import_problem(tree, limits):
+    stubs = {module: (package / module).read_bytes() for module in submitted}
+    put(package, submitted)
+    if submitted and import_problem(bench, package, slot):
         for module in submitted:  # which modules break the import, each on its own
-            put(tree, {**stubs, module: submitted[module]})
-            problem = import_problem(tree, limits)
+            put(package, {**stubs, module: submitted[module]})
+            problem = import_problem(bench, package, slot)
             if problem:
                 assembly.broken[module] = f"{module} does not import: {problem}"
-        put(tree, {m: stubs[m] if m in assembly.broken else d for m, d in submitted.items()})
+        put(package, {m: stubs[m] if m in assembly.broken else d for m, d in submitted.items()})
     assembly.taken = sorted(m for m in submitted if m not in assembly.broken)
     assembly.ignored = [name for name in submitted_files(folder) if name not in used]
     return assembly
@@ -262,7 +361,7 @@ def tool_versions() -> dict[str, str]:
     return versions
 
 
-def summary_output(assembly: Assembly, run: Run, limits: Limits) -> str:
+def summary_output(assembly: Assembly, run: Run, limits: SandboxLimits, mode: str) -> str:
     """What the whole submission's grading should tell the student."""
     lines = [f"Graded modules: {', '.join(assembly.taken) or 'none'}."]
     lines += [f"Not graded: {assembly.problem_of(module)}." for module in assembly.missing]
@@ -275,20 +374,26 @@ def summary_output(assembly: Assembly, run: Run, limits: Limits) -> str:
         )
     if run.problem:
         lines.append(f"The test run stopped early: {run.problem}.")
-    if run.output_dropped:
-        lines.append(f"The tests printed more than {limits.output_mb:g} MB; the rest was dropped.")
     lines += [
         f"Test file {path} could not be loaded: {m}" for path, m in run.collect_errors.items()
     ]
+    lines.append(PROTECTIONS[mode])
     lines.append(
-        f"Limits: {limits.test_seconds:g} s per test, {limits.run_seconds:g} s in all, "
-        f"{limits.memory_mb} MB of memory."
+        f"Limits: {limits.call_cpu_seconds:g} s of CPU time per call of your functions "
+        f"({limits.call_wall_seconds:g} s by the clock), {limits.exercise_cpu_seconds:g} s "
+        f"per exercise, {limits.memory_mb} MB of memory; after {limits.strikes} calls of an "
+        "exercise that crash or hang, its other tests fail without running."
     )
     return "\n".join(lines)
 
 
 def results_json(
-    expected: dict[str, str], run: Run, assembly: Assembly, limits: Limits, seconds: float
+    expected: dict[str, str],
+    run: Run,
+    assembly: Assembly,
+    limits: SandboxLimits,
+    mode: str,
+    seconds: float,
 ) -> dict[str, Any]:
     """The Gradescope results of one submission, scored against the `expected` tests."""
     tests, per_exercise = [], {}
@@ -302,7 +407,7 @@ def results_json(
     return {
         "score": round(sum(per_exercise.values()), 2),
         "execution_time": round(seconds, 2),
-        "output": summary_output(assembly, run, limits),
+        "output": summary_output(assembly, run, limits, mode),
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -312,6 +417,7 @@ def results_json(
             "versions": tool_versions(),
             "taken": assembly.taken,
             "ignored_files": len(assembly.ignored),
+            "sandbox": mode,
         },
     }
 
@@ -337,21 +443,88 @@ def submission_digest(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def grade_submission(
-    course: Path,
-    folder: Path,
-    expected: dict[str, str],
-    limits: Limits = GRADING_LIMITS,
-) -> dict[str, Any]:
-    """Grade one submission folder against the `expected` tests; its Gradescope results."""
+def judge_options(bench: Bench, files: list[str], selection: list[str], log: Path) -> list:
+    """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
+    pytest-timeout's limit per test, pytest-xdist's processes, and the tests to run."""
+    options = ["-p", "instructor.judge", "-p", "no:nbval", "-p", "no:cacheprovider"]
+    options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
+    options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
+    if bench.judges > 1:
+        options += ["-p", "xdist", "-n", str(bench.judges), "--dist", "load"]
+    else:
+        options += ["-p", "no:xdist"]
+    return [*options, *files, *grading_options(selection)]
+
+
+def failure_of(report: dict[str, Any]) -> dict[str, Any]:
+    """What a failed report of the log says: the judge's words, else pytest's last lines."""
+    words = report.get("failure")
+    if isinstance(words, dict):
+        return {k: words.get(k) for k in ("message", "example", "where", "unfinished")}
+    longrepr = report.get("longrepr")
+    text = longrepr if isinstance(longrepr, str) else json.dumps(longrepr)[-600:]
+    return {"message": "\n".join(str(text).strip().splitlines()[-6:])[:600]}
+
+
+def read_report_log(log: Path, expected: dict[str, str]) -> Run:
+    """The results in a pytest-reportlog file: a test passes when none of its setup, call
+    and teardown failed and its call passed."""
+    run = Run(collected=dict(expected))
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    for line in lines:
+        report = json.loads(line)
+        kind, test = report.get("$report_type"), report.get("nodeid", "")
+        if kind == "CollectReport" and report.get("outcome") == "failed":
+            run.collect_errors[test] = failure_of(report)["message"]
+        if kind != "TestReport" or test not in expected:
+            continue
+        owner, outcome, known = expected[test], report.get("outcome"), run.results.get(test)
+        if known is not None and not known.passed:
+            continue  # the first failure stands
+        if outcome == "failed":
+            run.results[test] = Result(test, owner, "failed", **failure_of(report))
+        elif outcome == "skipped":
+            reason = report.get("longrepr")
+            message = reason[-1] if isinstance(reason, list) and reason else "skipped"
+            run.results[test] = Result(test, owner, "skipped", str(message))
+        elif report.get("when") == "call":
+            run.results[test] = Result(test, owner, "passed")
+    return run
+
+
+def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> Run:
+    """Run the tests of `expected` in the judge, against the submission in `package`."""
+    selection = sorted(set(expected.values()), key=list(BY_ID).index)
+    files = sorted({test.split("::")[0] for test in expected})
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tenxor-grade-") as scratch:
-        assembly = assemble(course, folder, Path(scratch) / "course", limits)
-        selection = sorted(set(expected.values()), key=list(BY_ID).index)
-        files = sorted({test.split("::")[0] for test in expected})
-        options = [*files, *grading_options(selection)]
-        run = run_tests(assembly.tree, options, limits, "ci", list(expected))
-    results = results_json(expected, run, assembly, limits, time.monotonic() - started)
+    with tempfile.TemporaryDirectory(prefix="tenxor-judge-", dir=bench.scratch) as folder:
+        log, output_path = Path(folder) / "reports.jsonl", Path(folder) / "output.txt"
+        command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
+        command += judge_options(bench, files, selection, log)
+        settings = {"TENXOR_SANDBOX": bench.config(package, slot).to_json()}
+        with output_path.open("wb") as output:
+            process = start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", settings)
+            process.wait()
+        run = read_report_log(log, expected)
+        run.output = tail(output_path)
+    if process.returncode not in (0, 1):  # 1: some tests failed, as expected of most
+        run.problem = f"the judge ended ({exit_in_words(process.returncode)})"
+    record_not_run(run, "the judge did not run it")
+    run.seconds = time.monotonic() - started
+    return run
+
+
+def grade_submission(bench: Bench, folder: Path, expected: dict[str, str]) -> dict[str, Any]:
+    """Grade one submission folder against the `expected` tests; its Gradescope results."""
+    started, slot = time.monotonic(), bench.slots.get()
+    try:
+        with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
+            assembly = assemble(bench, folder, Path(scratch) / "package", slot)
+            run = run_judge(bench, assembly.package, slot, expected)
+    finally:
+        bench.slots.put(slot)
+    seconds = time.monotonic() - started
+    results = results_json(expected, run, assembly, bench.limits, bench.mode, seconds)
     results["extra_data"]["submission"] = submission_digest(folder)
     return results
 
@@ -406,10 +579,11 @@ def grade_batch(
     submissions: dict[str, Path],
     output: Path,
     selection: list[str] | None = None,
-    limits: Limits = GRADING_LIMITS,
+    limits: SandboxLimits = GRADING_LIMITS,
     jobs: int = 1,
     report: Callable[[str], None] | None = None,
     single: bool = False,
+    sandbox: str = "auto",
 ) -> Path:
     """Grade every submission into output/<student>/results.json (output/results.json for a
     `single` submission, as Gradescope expects) and output/gradebook.csv.
@@ -437,9 +611,13 @@ def grade_batch(
     if report and rows:
         report(f"{len(rows)} students already graded; grading the other {len(pending)}.")
     bar = ProgressBar(len(pending))
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    seen = [output, *{folder.parent if not single else folder for folder in pending.values()}]
+    with (
+        bench_for(course, seen, limits, jobs, sandbox) as bench,
+        ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+    ):
         futures = {
-            pool.submit(grade_submission, course, folder, expected, limits): student
+            pool.submit(grade_submission, bench, folder, expected): student
             for student, folder in pending.items()
         }
         for future in as_completed(futures):

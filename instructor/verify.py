@@ -20,7 +20,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,9 +33,8 @@ from typing import Any
 
 from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
 from tenxor.course.runner import UNFINISHED
-from tenxor.course.running import ISOLATE, Limits, Run, run_tests
+from tenxor.course.running import ISOLATE, Limits, Run, exit_in_words, run_tests, start, tail
 
-from .grading import import_problem
 from .regions import RegionError, regions_in
 from .release import (
     INSTRUCTOR_ONLY,
@@ -262,6 +265,34 @@ def notebook_problems(notebook: Path, tree: Path) -> list[str]:
                 f"({error.evalue}); a learner must get there without finishing an exercise"
             ]
     return []
+
+
+IMPORTED = "tenxor imported"
+
+
+def import_problem(tree: Path, limits: Limits) -> str | None:
+    """Why `import tenxor` fails in a grading tree (in a limited process), if it does. Whatever
+    the import prints is its own business: success is a line written to a file of its own."""
+    script = ISOLATE + f"import tenxor\nopen(sys.argv[1], 'w').write({IMPORTED!r})\n"
+    seconds = min(30.0, limits.run_seconds)
+    with tempfile.TemporaryDirectory(prefix="tenxor-import-") as folder:
+        done, output_path = Path(folder) / "imported", Path(folder) / "output"
+        with output_path.open("wb") as output:
+            command = [sys.executable, "-c", script, str(tree), str(done)]
+            process = start(command, tree, output, limits, "ci")
+            try:
+                process.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return f"importing it did not finish within {seconds:g} s"
+        imported = done.exists() and done.read_text(encoding="utf-8") == IMPORTED
+        printed = tail(output_path).strip().splitlines()
+    if process.returncode == 0 and imported:
+        return None
+    if process.returncode == 0 or not printed:
+        return f"importing it ended the process ({exit_in_words(process.returncode)})"
+    return f"importing it raised {printed[-1][:300]}"
 
 
 def gate_notebooks(root: Path, scratch: Path) -> Gate:

@@ -116,8 +116,16 @@ def child_environment(profile: str) -> dict[str, str]:
     return environment
 
 
-def start(command: list[str], root: Path, output: IO[bytes], limits: Limits, profile: str):
-    """Start a limited child process in its own session, its output going to `output`.
+def start(
+    command: list[str],
+    root: Path,
+    output: IO[bytes],
+    limits: Limits,
+    profile: str,
+    settings: dict[str, str] | None = None,
+):
+    """Start a limited child process in its own session, its output going to `output`, with
+    `settings` added to its environment.
 
     `command` is `[python, "-c", script, ...]`; the child runs LIMITED before the script, so
     it caps its own memory and dies with this process (no preexec_fn, which Python documents
@@ -127,6 +135,7 @@ def start(command: list[str], root: Path, output: IO[bytes], limits: Limits, pro
         raise ValueError(f"start() runs a Python script given with -c, not {command[:2]}")
     environment = child_environment(profile)
     environment.update(TENXOR_MEMORY_MB=str(limits.memory_mb), TENXOR_PARENT=str(os.getpid()))
+    environment.update(settings or {})
     return subprocess.Popen(
         [python, "-c", LIMITED + script, *arguments],
         cwd=root,

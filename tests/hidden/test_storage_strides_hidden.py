@@ -18,11 +18,15 @@ from tests.support import layouts, numpy_view
 
 
 @pytest.mark.exercise("1.2")
-def test_round_to_bfloat16_for_every_upper_half():
-    """All 65536 upper halves, each with the three lower halves around the tie and two random
-    ones, round as ml_dtypes rounds them; every NaN stays a NaN."""
+def test_round_to_bfloat16_for_every_sign_and_exponent():
+    """Every sign and exponent (infinities and NaNs included), with the kept mantissa bits at
+    their edges (where rounding up carries into the exponent, and both parities of a tie),
+    each with the three lower halves around the tie and two random ones, rounds as ml_dtypes
+    rounds it; every NaN stays a NaN."""
     rng = np.random.default_rng(2024)
-    upper = np.repeat(np.arange(2**16, dtype=np.uint32), 5)
+    sign_and_exponent = np.arange(2**9, dtype=np.uint32) << 7
+    kept = np.array([0x00, 0x01, 0x3F, 0x40, 0x7E, 0x7F], dtype=np.uint32)
+    upper = np.repeat((sign_and_exponent[:, None] | kept[None, :]).ravel(), 5)
     lower = rng.integers(0, 2**16, upper.size, dtype=np.uint32)
     lower[0::5], lower[1::5], lower[2::5] = 0x7FFF, 0x8000, 0x8001
     bits = (upper << 16) | lower

@@ -156,7 +156,7 @@ FIXTURES = (
             "not done: it still raises NotImplementedError"),
     Fixture("not-started", (stubbed(STORAGE),), tuple(CHAPTER_1), "not done"),
     Fixture("infinite-loop", (in_region("1.1", "while True:\n    pass"),), ("1.1",),
-            "time limit"),
+            "CPU time"),
     Fixture("unbounded-recursion",
             (in_region("1.3", "return byte_strides(strides, itemsize)"),), ("1.3",),
             "RecursionError"),
@@ -170,13 +170,13 @@ FIXTURES = (
     Fixture("exception-at-import", (appended(STORAGE, "raise RuntimeError('boom')"),),
             tuple(CHAPTER_1), "RuntimeError: boom"),
     Fixture("sys-exit-at-import", (appended(STORAGE, "import sys\nsys.exit(0)"),),
-            tuple(CHAPTER_1), "ended the process"),
+            tuple(CHAPTER_1), "importing it raised SystemExit"),
     Fixture("os-exit-at-import", (appended(STORAGE, "import os\nos._exit(0)"),),
-            tuple(CHAPTER_1), "ended the process"),
+            tuple(CHAPTER_1), "the worker ended (exit code 0)"),
     Fixture("sys-exit-in-function", (in_region("1.3", "import sys\nsys.exit(0)"),), ("1.3",),
             "SystemExit"),
     Fixture("os-exit-in-function", (in_region("1.1", "import os\nos._exit(0)"),), ("1.1",),
-            "the test process ended (exit code 0)"),
+            "the worker ended (exit code 0)"),
     Fixture("planted-conftest",
             (stubbed(STORAGE), written("conftest.py", PASS_EVERYTHING),
              written("tests/conftest.py", PASS_EVERYTHING)),
@@ -185,7 +185,7 @@ FIXTURES = (
             (stubbed(STORAGE), written("tests/test_storage.py", FAKE_TESTS)),
             tuple(CHAPTER_1), "tests/test_storage.py"),
     Fixture("prints-50-MB", (appended(STORAGE, "print('x' * 50_000_000)"),), (),
-            "printed more than 8 MB; the rest was dropped"),
+            "Graded modules: tenxor/broadcasting.py"),
     Fixture("missing-files", (removed(*[m for m in MODULES if m != STORAGE]),), (),
             "tenxor/views.py is missing"),
     Fixture("no-modules-at-all", (removed(*MODULES),), tuple(CHAPTER_1),
@@ -196,7 +196,7 @@ FIXTURES = (
             "symbolic link"),
     Fixture("segfault-in-storage",
             (in_region("1.1", "import ctypes\nreturn ctypes.string_at(0)"),), ("1.1",),
-            "ended or hung the test process 2 times"),
+            "crashed or hung the worker 2 times"),
     Fixture("recursion-past-the-c-stack",
             (in_region("1.3", "import sys\nsys.setrecursionlimit(10**8)\n"
                               "def deeper(n):\n    return deeper(n + 1) + 1\n"
@@ -233,3 +233,203 @@ def restore(folder: Path, exercise_id: str) -> None:
         line.removeprefix(region.indent) for line in solution[region.begin : region.end - 1]
     )
     replace_stub(folder, exercise_id, body)
+
+
+# -- the red team: submissions that tamper with grading --------------------------------------
+#
+# Each knows what a submission can learn about its worker: its configuration (sys.argv[1])
+# names the judge's tree and the folders it must not see (the course first, the output and
+# the submissions last). Each must score exactly what its exercises earn.
+
+CONFIG = "import json, os, sys\nconfig = json.loads(sys.argv[1])\n"
+PATCH_PYTEST = """\
+try:
+    import _pytest.python
+    _pytest.python.Function.runtest = lambda self: None
+except Exception:
+    pass
+"""
+REWRITE_EVERYTHING = (
+    CONFIG
+    + """\
+for root in [config["tree"], *config["hidden"]]:
+    for folder, _, names in os.walk(root):
+        for name in names:
+            try:
+                with open(os.path.join(folder, name), "w") as stream:
+                    stream.write("raise SystemExit(0)")
+            except OSError:
+                pass
+"""
+)
+FORGE_RESULTS = (
+    CONFIG
+    + """\
+for root in [*config["hidden"], ".", "/tmp", "/dev/shm"]:
+    for name in ("results.json", "complete/results.json", "gradebook.csv", "reports.jsonl"):
+        try:
+            with open(os.path.join(root, name), "w") as stream:
+                stream.write('{"score": 100, "tests": []}')
+        except OSError:
+            pass
+"""
+)
+ALWAYS_EQUAL_INT = """\
+class Liar(int):
+    def __eq__(self, other):
+        return True
+    __hash__ = int.__hash__
+return Liar(-1)
+"""
+ALWAYS_EQUAL_TUPLE = """\
+class Liar(tuple):
+    def __eq__(self, other):
+        return True
+    __hash__ = tuple.__hash__
+return Liar(("anything",))
+"""
+CUSTOM_RESULT = """\
+class Anything:
+    def __eq__(self, other):
+        return True
+    def __index__(self):
+        return 0
+    def __int__(self):
+        return 0
+return Anything()
+"""
+READ_HIDDEN_INTO_ERROR = (
+    CONFIG
+    + """\
+texts = []
+for root in config["hidden"][:2]:
+    for relative in ("tests/hidden/test_storage_strides_hidden.py",
+                     "judge/tests/hidden/test_storage_strides_hidden.py"):
+        try:
+            with open(os.path.join(root, relative)) as stream:
+                texts.append(stream.read())
+        except OSError as error:
+            texts.append(str(error))
+raise ValueError("\\n".join(texts))
+"""
+)
+READ_PUBLIC_INTO_RESULT = (
+    CONFIG
+    + """\
+try:
+    with open(os.path.join(config["hidden"][0], "tests", "test_storage.py"), "rb") as stream:
+        return tuple(stream.read())
+except OSError as error:
+    raise ValueError(str(error))
+"""
+)
+WRITE_INTO_OUTPUT = (
+    CONFIG
+    + """\
+failures = []
+for root in config["hidden"][2:]:
+    for name in ("results.json", "complete/results.json", "gradebook.csv"):
+        try:
+            with open(os.path.join(root, name), "w") as stream:
+                stream.write("{}")
+        except OSError as error:
+            failures.append(str(error))
+raise PermissionError("; ".join(failures))
+"""
+)
+LEAVE_PROCESSES = """\
+import os, subprocess, time
+subprocess.Popen(["sleep", "600"], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+if os.fork() == 0:
+    os.setsid()
+    time.sleep(600)
+    os._exit(0)
+"""
+LEAVE_THREADS = """\
+import threading, time
+threading.Thread(target=time.sleep, args=(600,)).start()
+threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+"""
+CLOSE_DESCRIPTORS = """\
+import os
+for descriptor in range(3, 256):
+    try:
+        os.close(descriptor)
+    except OSError:
+        pass
+"""
+REDIRECT_STREAMS = """\
+import os, sys
+nowhere = os.open(os.devnull, os.O_RDWR)
+for descriptor in (0, 1, 2):
+    os.dup2(nowhere, descriptor)
+print("printed where nobody reads")
+"""
+SIGNAL_THE_JUDGE = """\
+import os, signal
+for attempt in (lambda: os.kill(os.getppid(), signal.SIGKILL),
+                lambda: os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)):
+    try:
+        attempt()
+    except OSError:
+        pass
+"""
+FORGE_ANSWERS = """\
+import instructor.sandbox_worker as worker
+send = worker.Channel.send
+def answer_four(self, data):
+    send(self, ["ret", 4, [], 0.0] if data and data[0] == "raise" else data)
+worker.Channel.send = answer_four
+"""
+DEEP_RESULT = """\
+value = []
+for _ in range(100_000):
+    value = [value]
+return value
+"""
+END_THE_JUDGE = """\
+import os, sys
+if "instructor.judge" in sys.modules:  # only if the judge itself imported this module
+    os._exit(99)
+"""
+
+
+def answering(value: str) -> tuple[Callable[[Path], None], ...]:
+    """Every chapter-1 exercise answering `value` to every call."""
+    return tuple(in_region(exercise_id, f"return {value}") for exercise_id in CHAPTER_1)
+
+
+RED_TEAM = (
+    Fixture("patches-pytest-at-import", (stubbed(STORAGE), appended(STORAGE, PATCH_PYTEST)),
+            tuple(CHAPTER_1), "not done"),
+    Fixture("rewrites-the-judge-and-tests", (stubbed(STORAGE),
+            appended(STORAGE, REWRITE_EVERYTHING)), tuple(CHAPTER_1), "not done"),
+    Fixture("forges-result-files", (stubbed(STORAGE), appended(STORAGE, FORGE_RESULTS)),
+            tuple(CHAPTER_1), "not done"),
+    Fixture("always-equal-results", (in_region("1.1", ALWAYS_EQUAL_INT),
+            in_region("1.3", ALWAYS_EQUAL_TUPLE)), ("1.1", "1.3"), "FAIL"),
+    Fixture("custom-class-result", (in_region("1.2", CUSTOM_RESULT),), ("1.2",), "Anything"),
+    Fixture("reads-hidden-tests-into-errors", (in_region("1.1", READ_HIDDEN_INTO_ERROR),),
+            ("1.1",), "Permission denied"),
+    Fixture("reads-public-tests-into-results", (in_region("1.3", READ_PUBLIC_INTO_RESULT),),
+            ("1.3",), "Permission denied"),
+    Fixture("writes-into-the-output-and-other-students", (in_region("1.1", WRITE_INTO_OUTPUT),),
+            ("1.1",), "Permission denied"),
+    Fixture("leaves-processes-running", (appended(STORAGE, LEAVE_PROCESSES),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("leaves-threads-running", (appended(STORAGE, LEAVE_THREADS),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("closes-every-descriptor-at-import", (appended(STORAGE, CLOSE_DESCRIPTORS),),
+            tuple(CHAPTER_1), "importing it stopped the worker"),
+    Fixture("redirects-the-standard-streams", (appended(STORAGE, REDIRECT_STREAMS),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("signals-the-judge", (appended(STORAGE, SIGNAL_THE_JUDGE),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("forges-answers-on-the-channel", (stubbed(STORAGE), appended(STORAGE, FORGE_ANSWERS)),
+            tuple(CHAPTER_1), "FAIL"),
+    Fixture("answers-four-honestly", answering("4"), tuple(CHAPTER_1), "FAIL"),
+    Fixture("returns-data-nested-too-deep", (in_region("1.1", DEEP_RESULT),), ("1.1",), "FAIL"),
+    Fixture("ends-the-judge-if-imported-there", (appended(STORAGE, END_THE_JUDGE),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+)  # fmt: skip

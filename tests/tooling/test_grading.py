@@ -18,19 +18,22 @@ import pytest
 
 from instructor.grading import Assembly, grade_batch, results_json, students_in
 from tenxor.course.catalog import BY_ID
-from tenxor.course.running import Limits, Result, Run
+from instructor.sandbox import UID_BASE, SandboxLimits
+from tenxor.course.running import Result, Run
 from tests.tooling.submissions import (
     CHAPTER_1,
     FIXTURES,
+    RED_TEAM,
     ROOT,
     Fixture,
     complete_submission,
+    copy_of_reference,
     replace_region,
 )
 
 pytestmark = pytest.mark.provided
 
-LIMITS = Limits(test_seconds=1.0, run_seconds=300.0, memory_mb=1024, output_mb=8.0)
+LIMITS = SandboxLimits(call_cpu_seconds=1.0, call_wall_seconds=10.0, memory_mb=1024)
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 
 
@@ -39,22 +42,45 @@ def expected_score(done: set[str]) -> int:
     return sum(BY_ID[exercise_id].points for exercise_id in done)
 
 
+AS_ROOT = os.geteuid() == 0
+# Grading as root confines the worker; only then may a batch hold submissions that tamper.
+BATCH = FIXTURES + (RED_TEAM if AS_ROOT else ())
+
+
+def course_state(course: Path) -> dict[str, bytes]:
+    """Every file of a course, to tell whether grading changed any."""
+    return {p.relative_to(course).as_posix(): p.read_bytes() for p in course.rglob("*.py")}
+
+
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> Path:
-    """Every fixture submission graded in one batch (chapter 1, two at a time)."""
+def batch(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
+    """Every fixture submission (the red team too, as root) graded in one batch, chapter 1,
+    two at a time, with a copy of the course: the output, the course, and the course's
+    files before grading."""
     base = tmp_path_factory.mktemp("grading")
-    for fixture in FIXTURES:
+    course = copy_of_reference(base / "course")
+    before = course_state(course)
+    for fixture in BATCH:
         fixture.build(base / "submissions" / fixture.name)
     output = base / "grades"
-    grade_batch(ROOT, students_in(base / "submissions"), output, CHAPTER_1, LIMITS, jobs=2)
-    return output
+    grade_batch(course, students_in(base / "submissions"), output, CHAPTER_1, LIMITS, jobs=2)
+    return output, course, before
+
+
+@pytest.fixture(scope="module")
+def graded(batch) -> Path:
+    return batch[0]
 
 
 def everything_said(results: dict) -> str:
     return "\n".join([results["output"], *(entry["output"] for entry in results["tests"])])
 
 
-@pytest.mark.parametrize("fixture", FIXTURES, ids=[fixture.name for fixture in FIXTURES])
+def results_of(graded: Path, student: str) -> dict:
+    return json.loads((graded / student / "results.json").read_text())
+
+
+@pytest.mark.parametrize("fixture", BATCH, ids=[fixture.name for fixture in BATCH])
 def test_each_submission_gets_the_right_score_and_a_reason(graded: Path, fixture: Fixture):
     results = json.loads((graded / fixture.name / "results.json").read_text())
     done = set(CHAPTER_1) - set(fixture.lost)
@@ -66,7 +92,7 @@ def test_each_submission_gets_the_right_score_and_a_reason(graded: Path, fixture
 
 
 def test_results_follow_the_gradescope_schema(graded: Path):
-    for fixture in FIXTURES:
+    for fixture in BATCH:
         results = json.loads((graded / fixture.name / "results.json").read_text())
         jsonschema.validate(results, SCHEMA)
         assert sum(entry["max_score"] for entry in results["tests"]) == pytest.approx(
@@ -88,12 +114,56 @@ def test_the_schema_rejects_what_gradescope_would(graded: Path):
 
 def test_the_gradebook_has_one_row_per_student_matching_their_results(graded: Path):
     rows = list(csv.DictReader((graded / "gradebook.csv").open()))
-    assert [row["student"] for row in rows] == sorted(fixture.name for fixture in FIXTURES)
+    assert [row["student"] for row in rows] == sorted(fixture.name for fixture in BATCH)
     assert list(rows[0]) == ["student", *CHAPTER_1, "total", "max"]
     for row in rows:
         results = json.loads((graded / row["student"] / "results.json").read_text())
         assert float(row["total"]) == pytest.approx(results["score"])
         assert int(row["max"]) == expected_score(set(CHAPTER_1))
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
+def test_forging_answers_on_the_channel_earns_what_those_answers_earn(graded: Path):
+    forged = results_of(graded, "forges-answers-on-the-channel")["extra_data"]["exercises"]
+    honest = results_of(graded, "answers-four-honestly")["extra_data"]["exercises"]
+    assert forged == honest
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
+def test_no_student_sees_a_line_of_a_hidden_test(graded: Path):
+    hidden = {
+        line.strip()
+        for path in (ROOT / "tests" / "hidden").glob("*.py")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if len(line.strip()) >= 20
+    }
+    assert len(hidden) > 100
+    for fixture in BATCH:
+        said = everything_said(results_of(graded, fixture.name))
+        quoted = [line for line in hidden if line in said]
+        assert not quoted, (fixture.name, quoted[:3])
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
+def test_grading_changes_nothing_of_the_course_and_leaves_no_process(batch):
+    _, course, before = batch
+    assert course_state(course) == before
+    users = range(UID_BASE, UID_BASE + 64)
+    left = [
+        path.name
+        for path in Path("/proc").iterdir()
+        if path.name.isdigit() and (path / "status").exists() and owner_of(path) in users
+    ]
+    assert not left, f"processes of worker users still run: {left}"
+
+
+def owner_of(process: Path) -> int | None:
+    """The real user ID of a process in /proc (None if it has ended)."""
+    try:
+        status = (process / "status").read_text()
+    except OSError:
+        return None
+    return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
 
 
 def test_tests_that_never_ran_score_zero():
@@ -102,7 +172,7 @@ def test_tests_that_never_ran_score_zero():
         collected=dict(expected),
         results={"tests/test_a.py::test_1": Result("tests/test_a.py::test_1", "1.1", "passed")},
     )
-    results = results_json(expected, run, Assembly(ROOT), LIMITS, 1.0)
+    results = results_json(expected, run, Assembly(ROOT), LIMITS, "isolated", 1.0)
     assert results["score"] == pytest.approx(BY_ID["1.1"].points / 2)
     assert "test_a.py::test_2: never ran" in results["tests"][0]["output"]
 

@@ -1,0 +1,117 @@
+"""The judge: a pytest plugin that grades a submission without running a line of it.
+
+Loaded with `-p instructor.judge` in a tree whose exercise functions are stubs, with the
+sandbox configuration in the TENXOR_SANDBOX variable. Before any test is collected, every
+exercise function, wherever the package holds it, becomes a proxy that calls the
+submission's function in the sandbox worker (instructor.sandbox). When a test replaces an
+exercise function by a stand-in, calls into the worker carry the stand-in along for the
+exercises that build on it. Each failing report gets the failure in plain words
+(`report.failure`), which pytest-reportlog and pytest-xdist pass on with the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from instructor.plain_data import Kinds
+from instructor.sandbox import Sandbox, SandboxConfig
+from tenxor.course.catalog import CATALOG, Exercise, prerequisites
+from tenxor.course.runner import failure_in_words
+
+SANDBOX: Sandbox | None = None
+
+Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it should hold)
+
+
+def tensor_kinds() -> Kinds:
+    """The judge's own tensor classes, which decoded results are made of."""
+    storage = importlib.import_module("tenxor.storage")
+    return Kinds(
+        layout=importlib.import_module("tenxor.strides").Layout,
+        storage=storage.Storage,
+        tensor=importlib.import_module("tenxor.tensor").Tenxor,
+        dtypes=dict(storage.DTYPES),
+        exercise=lambda module, name: getattr(importlib.import_module(module), name),
+    )
+
+
+def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:
+    """The slots that a test has given another function: (module, attribute, function)."""
+    return [(name, attribute, module.__dict__.get(attribute))
+            for module, name, attribute, proxy in slots
+            if module.__dict__.get(attribute) is not proxy]  # fmt: skip
+
+
+def proxy(sandbox: Sandbox, exercise: Exercise, stub: Any, watched: list[Slot]) -> Any:
+    """The judge's version of an exercise function: it calls the submission's in the worker."""
+    target = (exercise.module, exercise.function)
+
+    def call_in_worker(*args: Any, **kwargs: Any) -> Any:
+        return sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
+
+    functools.update_wrapper(call_in_worker, stub)
+    call_in_worker.sandbox_target = target
+    return call_in_worker
+
+
+def install(sandbox: Sandbox) -> dict[str, Any]:
+    """Put a proxy in every place the package holds an exercise function; the proxies."""
+    modules = [m for name, m in sorted(sys.modules.items()) if name.split(".")[0] == "tenxor"]
+    watched: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
+    slots: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
+    proxies = {}
+    for exercise in CATALOG:
+        stub = getattr(importlib.import_module(exercise.module), exercise.function)
+        proxies[exercise.id] = proxy(sandbox, exercise, stub, watched[exercise.id])
+        for module in modules:
+            for attribute, value in list(vars(module).items()):
+                if value is stub:
+                    setattr(module, attribute, proxies[exercise.id])
+                    slots[exercise.id].append(
+                        (module, module.__name__, attribute, proxies[exercise.id])
+                    )
+    for exercise in CATALOG:
+        for other in sorted(prerequisites(exercise.id)):
+            watched[exercise.id].extend(slots[other])
+    return proxies
+
+
+def pin(slot: int) -> None:
+    """Run this judge (and the worker it starts) on one CPU: a call and its answer then pass
+    between the two processes without waking another core, several times faster."""
+    if hasattr(os, "sched_setaffinity"):
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[slot % len(cpus)]})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global SANDBOX
+    settings = os.environ.get("TENXOR_SANDBOX")
+    if not settings:
+        raise pytest.UsageError("the judge needs its sandbox configuration in TENXOR_SANDBOX")
+    sandbox_config = SandboxConfig.from_json(settings)
+    xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # gw0, gw1, ... under xdist
+    slot = sandbox_config.slot + int(xdist_worker.removeprefix("gw"))
+    SANDBOX = Sandbox(dataclasses.replace(sandbox_config, slot=slot), tensor_kinds())
+    install(SANDBOX)
+    pin(slot)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if SANDBOX is not None:
+        SANDBOX.stop()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = (yield).get_result()
+    if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
+        report.failure = failure_in_words(call.excinfo.value, Path(str(item.config.rootpath)))

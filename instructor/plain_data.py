@@ -1,0 +1,472 @@
+"""Plain data: what the judge and the sandbox worker send each other, and nothing else.
+
+A value crosses as JSON built from None, bool, int, float, str and lists only. A list always
+starts with a tag that says what it stands for:
+
+    ["t", a, b]               the tuple (a, b)
+    ["l", a, b]               the list [a, b]
+    ["d", [k, v], ...]        a dict
+    ["s", start, stop, step]  a slice          ["E"]  Ellipsis
+    ["L", shape, strides, offset]              a Layout
+    ["D", name]               a DType
+    ["S", dtype, values]      a Storage (values: its numbers, untagged)
+    ["T", storage, shape, strides, offset]     a Tenxor
+    ["R", n]                  the n-th list, dict or Storage of the call's arguments, itself
+    ["X", module, name]       an exercise function
+    ["N", module, name]       a function found by name (builtins, math, operator, tenxor)
+    ["M", module, factory, kwargs]  the function that factory(**kwargs) returns
+    ["F", n]                  a function of the judge, called back by its number
+    ["G", items, error]       what a generator yielded, and the error that ended it (or None)
+    ["?", type name]          a value that plain data cannot hold
+
+Decoding builds those values and nothing else: no pickle, no class named by the sender, no
+code. The judge decodes `strictly`: anything malformed raises UnreadableData. The worker's
+encoder is `lenient` (a tuple subclass goes as a tuple, an unknown object as "?"), since what
+it sends is only ever read back by a strict decoder.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import inspect
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+SCALARS = (type(None), bool, int, float, str)
+HEADER = 4  # the bytes of a message's length
+NUMBERS = (bool, int, float)
+MAX_DEPTH = 64
+GENERATOR_ITEMS = 1_000_000  # what a generator result may yield before it is cut off
+NAMED_MODULES = ("builtins", "math", "operator", "_operator")
+
+
+class UnreadableData(Exception):
+    """What the other side sent is not plain data in the agreed form. (No ValueError: a
+    test that expects an error must not take a garbled answer for one.)"""
+
+
+@dataclass
+class Kinds:
+    """The tensor classes one side builds values of, and how it finds functions by name."""
+
+    layout: type
+    storage: type
+    tensor: type
+    dtypes: dict[str, Any]
+    exercise: Callable[[str, str], Callable[..., Any]]  # (module, name) -> the function
+    callback: Callable[[int], Callable[..., Any]] | None = None  # handle -> a stand-in
+
+
+@dataclass
+class Call:
+    """The mutable arguments of one call, in the order they were encoded, shared by both
+    sides: a result may refer to them ("R"), and their changes are sent back."""
+
+    objects: list[Any] = field(default_factory=list)
+    numbers: dict[int, int] = field(default_factory=dict)  # id(object) -> its place
+
+    def register(self, value: Any) -> int | None:
+        """The place of `value` if it was registered before; otherwise registers it."""
+        place = self.numbers.get(id(value))
+        if place is None:
+            self.numbers[id(value)] = len(self.objects)
+            self.objects.append(value)
+        return place
+
+
+def named_function(module: str, name: str) -> Callable[..., Any]:
+    """A module-level function of builtins, math, operator or tenxor, found by its name."""
+    if module not in NAMED_MODULES and module.split(".")[0] != "tenxor":
+        raise UnreadableData(f"functions are not looked up in module {module!r}")
+    found: Any = importlib.import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part)
+    if not callable(found):
+        raise UnreadableData(f"{module}.{name} is not a function")
+    return found
+
+
+def name_of(function: Any) -> tuple[str, str] | None:
+    """(module, name) under which `named_function` finds `function` again, if it does."""
+    module, name = getattr(function, "__module__", None), getattr(function, "__qualname__", "")
+    if not isinstance(module, str) or not isinstance(name, str) or "<" in name:
+        return None
+    if module not in NAMED_MODULES and module.split(".")[0] != "tenxor":
+        return None
+    try:
+        return (module, name) if named_function(module, name) is function else None
+    except (ImportError, AttributeError, UnreadableData):
+        return None
+
+
+def factory_of(function: Any) -> tuple[str, str, dict[str, Any]] | None:
+    """(module, factory, kwargs) when `function` is what a module-level tenxor function
+    `factory(**kwargs)` returns, as the kernels' folds and converters are."""
+    name, closure = getattr(function, "__qualname__", ""), getattr(function, "__closure__", None)
+    outer, _, inner = name.partition(".<locals>.")
+    if not inner or "<locals>" in inner or not closure:
+        return None
+    found = name_of(getattr(inspect.getmodule(function), outer, None))
+    if found is None or found[0].split(".")[0] != "tenxor":
+        return None
+    parameters = inspect.signature(named_function(*found)).parameters
+    names = function.__code__.co_freevars
+    if not set(names) <= set(parameters):
+        return None
+    return found[0], found[1], {n: cell.cell_contents for n, cell in zip(names, closure)}
+
+
+class Encoder:
+    """Turns values into plain data. `call` numbers the lists, dicts and Storages met; with
+    `refer`, objects already numbered in `call` are sent as references ("R")."""
+
+    def __init__(self, kinds: Kinds, call: Call, lenient: bool, refer: bool = False) -> None:
+        self.kinds, self.call, self.lenient, self.refer = kinds, call, lenient, refer
+        self.functions: Callable[[Any], list[Any]] | None = None
+
+    def encode(self, value: Any, depth: int = 0) -> Any:
+        kind = type(value)
+        if kind in SCALARS:
+            return value
+        if depth > MAX_DEPTH:
+            raise ValueError(f"a value nested more than {MAX_DEPTH} deep")
+        depth += 1
+        kinds = self.kinds
+        if kind is tuple:
+            return ["t", *[self.encode(item, depth) for item in value]]
+        if kind is list or kind is dict or kind is kinds.storage:
+            return self.mutable(value, depth)
+        if kind is kinds.layout:
+            return ["L", list(value.shape), list(value.strides), value.offset]
+        if kind is kinds.tensor:
+            layout = value.layout
+            storage = self.encode(value.storage, depth)
+            return ["T", storage, list(layout.shape), list(layout.strides), layout.offset]
+        if value is Ellipsis:
+            return ["E"]
+        if kind is slice:
+            return ["s", *[self.encode(v, depth) for v in (value.start, value.stop, value.step)]]
+        if kinds.dtypes.get(getattr(value, "name", None)) is value:
+            return ["D", value.name]
+        if self.lenient:
+            return self.lenient_value(value, depth)
+        if callable(value) and self.functions is not None:
+            return self.functions(value)
+        raise TypeError(f"a {kind.__name__} cannot be sent as plain data")
+
+    def lenient_value(self, value: Any, depth: int) -> Any:
+        """The worker's way with what is not exactly plain: a subclass as its base class, a
+        NumPy number as a Python number, an iterator as what it yields, else "?"."""
+        kinds = self.kinds
+        for base in (int, float, str):
+            if isinstance(value, base):
+                return base(value)
+        if isinstance(value, (list, dict, kinds.storage)):
+            return self.mutable(value, depth)
+        if isinstance(value, tuple):
+            return ["t", *[self.encode(item, depth) for item in tuple.__iter__(value)]]
+        if isinstance(value, kinds.layout):
+            return ["L", list(value.shape), list(value.strides), value.offset]
+        if isinstance(value, kinds.tensor):
+            layout = value.layout
+            storage = self.encode(value.storage, depth)
+            return ["T", storage, list(layout.shape), list(layout.strides), layout.offset]
+        if isinstance(value, Iterator):
+            return self.drained(value, depth)
+        number = getattr(value, "item", None)
+        if callable(number) and type(value).__module__ == "numpy":
+            return self.encode(number(), depth)
+        return ["?", type(value).__name__]
+
+    def mutable(self, value: Any, depth: int) -> list[Any]:
+        """A list, dict or Storage: a reference if the call has it, else its contents."""
+        place = self.call.numbers.get(id(value)) if self.refer else self.call.register(value)
+        return ["R", place] if place is not None else self.contents(value, depth)
+
+    def contents(self, value: Any, depth: int) -> list[Any]:
+        """What a list, dict or Storage holds, never as a reference to itself."""
+        if isinstance(value, list):
+            return ["l", *[self.encode(item, depth) for item in list.__iter__(value)]]
+        if isinstance(value, dict):
+            items = dict.items(value)
+            return ["d", *[[self.encode(k, depth), self.encode(v, depth)] for k, v in items]]
+        values = numbers(value.data) if self.lenient else value.data
+        return ["S", value.dtype.name, values]
+
+    def drained(self, iterator: Iterator[Any], depth: int) -> list[Any]:
+        items, error = [], None
+        try:
+            for item in iterator:
+                if len(items) == GENERATOR_ITEMS:
+                    raise RuntimeError(f"it yielded more than {GENERATOR_ITEMS} items")
+                items.append(self.encode(item, depth))
+        except Exception as raised:  # the generator's own error, raised where it happened
+            error = error_data(raised)
+        return ["G", items, error]
+
+
+def numbers(values: Any) -> list[Any]:
+    """A storage's values as JSON numbers (anything else marked, for the judge to refuse)."""
+    if all(type(v) in NUMBERS for v in values):
+        return values
+    return [v if type(v) in NUMBERS else number(v) for v in values]
+
+
+def number(value: Any) -> Any:
+    """A number of a subclass or of NumPy as a Python number; anything else marked "?"."""
+    if isinstance(value, (int, float)):
+        return int(value) if isinstance(value, int) else float(value)
+    item = getattr(value, "item", None)
+    if callable(item) and type(value).__module__ == "numpy":
+        return number(item())
+    return ["?", type(value).__name__]
+
+
+def error_data(error: BaseException) -> list[Any]:
+    """An exception as [type name, message]: the nearest built-in exception class it derives
+    from, so that a subclass reads as the error it claims to be."""
+    kind = next(
+        (k for k in type(error).__mro__ if getattr(builtins, k.__name__, None) is k),
+        BaseException,
+    )
+    try:
+        message = str(error)
+    except Exception:  # noqa: BLE001 - a message that cannot even be read
+        message = "(its message could not be read)"
+    return [kind.__name__, message[:4000]]
+
+
+class Decoder:
+    """Builds values from plain data; `strict` refuses everything out of form. References
+    ("R") name objects of `call`; new lists, dicts and Storages are numbered into it when
+    `register` is set (the worker numbers the arguments as the judge did)."""
+
+    def __init__(self, kinds: Kinds, call: Call, register: bool) -> None:
+        self.kinds, self.call, self.register = kinds, call, register
+
+    def decode(self, data: Any, depth: int = 0) -> Any:
+        if type(data) is not list:
+            if type(data) in SCALARS:
+                return data
+            raise UnreadableData(f"a JSON {type(data).__name__} is not plain data")
+        if not data or type(data[0]) is not str:
+            raise UnreadableData("a list without a tag")
+        if depth > MAX_DEPTH:
+            raise UnreadableData(f"a value nested more than {MAX_DEPTH} deep")
+        tag, body, depth = data[0], data[1:], depth + 1
+        builder = self.BUILDERS.get(tag)
+        if builder is None:
+            raise UnreadableData(f"unknown tag {tag!r}")
+        return builder(self, body, depth)
+
+    def decode_kwargs(self, data: Any) -> dict[str, Any]:
+        """Keyword arguments: a dict of names, itself no argument (never numbered)."""
+        if type(data) is not list or not data or data[0] != "d":
+            raise UnreadableData("keyword arguments must be a dict")
+        pairs = [(self.decode(p[0], 1), self.decode(p[1], 1)) for p in data[1:] if len(p) == 2]
+        if len(pairs) != len(data) - 1 or not all(type(k) is str for k, _ in pairs):
+            raise UnreadableData("keyword arguments must be [name, value] pairs")
+        return dict(pairs)
+
+    def build_tuple(self, body: list[Any], depth: int) -> tuple[Any, ...]:
+        return tuple([self.decode(item, depth) for item in body])
+
+    def build_list(self, body: list[Any], depth: int) -> list[Any]:
+        result: list[Any] = []
+        self.number(result)
+        result.extend(self.decode(item, depth) for item in body)
+        return result
+
+    def build_dict(self, body: list[Any], depth: int) -> dict[Any, Any]:
+        result: dict[Any, Any] = {}
+        self.number(result)
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise UnreadableData("a dict entry that is not a [key, value] pair")
+            key = self.decode(pair[0], depth)
+            try:
+                result[key] = self.decode(pair[1], depth)
+            except TypeError as error:
+                raise UnreadableData(f"a dict key that cannot be a key: {error}") from None
+        return result
+
+    def build_slice(self, body: list[Any], depth: int) -> slice:
+        if len(body) != 3:
+            raise UnreadableData("a slice needs start, stop and step")
+        return slice(*[self.decode(item, depth) for item in body])
+
+    def build_ellipsis(self, body: list[Any], depth: int) -> Any:
+        return Ellipsis
+
+    def build_layout(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 3:
+            raise UnreadableData("a Layout needs shape, strides and offset")
+        shape, strides, offset = ints(body[0], "shape"), ints(body[1], "strides"), body[2]
+        if type(offset) is not int:
+            raise UnreadableData(f"a Layout offset must be an int, not {offset!r}")
+        try:
+            return self.kinds.layout(shape, strides, offset)
+        except (TypeError, ValueError) as error:
+            raise UnreadableData(f"not a valid Layout: {error}") from None
+
+    def build_dtype(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 1 or not isinstance(body[0], str) or body[0] not in self.kinds.dtypes:
+            raise UnreadableData(f"unknown dtype {body!r}")
+        return self.kinds.dtypes[body[0]]
+
+    def build_storage(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 2 or type(body[1]) is not list:
+            raise UnreadableData("a Storage needs a dtype and a list of numbers")
+        dtype = self.build_dtype(body[:1], depth)
+        values = body[1]
+        if not all(type(v) in NUMBERS for v in values):
+            bad = next(v for v in values if type(v) not in NUMBERS)
+            raise UnreadableData(f"a Storage holds {bad!r}, which is not a number")
+        storage = object.__new__(self.kinds.storage)  # its values as they are, unconverted
+        storage.dtype, storage.data = dtype, values
+        self.number(storage)
+        return storage
+
+    def build_tensor(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 4:
+            raise UnreadableData("a Tenxor needs a storage, shape, strides and offset")
+        storage = self.decode(body[0], depth)
+        if type(storage) is not self.kinds.storage:
+            raise UnreadableData("a Tenxor's storage must be a Storage")
+        layout = self.build_layout(body[1:], depth)
+        try:
+            return self.kinds.tensor(storage, layout)
+        except (IndexError, ValueError) as error:
+            raise UnreadableData(f"not a valid Tenxor: {error}") from None
+
+    def build_reference(self, body: list[Any], depth: int) -> Any:
+        place = body[0] if len(body) == 1 else None
+        if type(place) is not int or not 0 <= place < len(self.call.objects):
+            raise UnreadableData(f"a reference to no argument: {body!r}")
+        return self.call.objects[place]
+
+    def build_exercise(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 2 or not all(isinstance(part, str) for part in body):
+            raise UnreadableData("an exercise function needs a module and a name")
+        return self.kinds.exercise(body[0], body[1])
+
+    def build_named(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 2 or not all(isinstance(part, str) for part in body):
+            raise UnreadableData("a named function needs a module and a name")
+        return named_function(body[0], body[1])
+
+    def build_made(self, body: list[Any], depth: int) -> Any:
+        if len(body) != 3:
+            raise UnreadableData("a made function needs a module, a factory and its arguments")
+        kwargs = self.decode(body[2], depth)
+        if type(kwargs) is not dict or not all(isinstance(k, str) for k in kwargs):
+            raise UnreadableData("a factory's arguments must be a dict of names")
+        return self.build_named(body[:2], depth)(**kwargs)
+
+    def build_callback(self, body: list[Any], depth: int) -> Any:
+        if self.kinds.callback is None or len(body) != 1 or type(body[0]) is not int:
+            raise UnreadableData("no functions are called back from this side")
+        return self.kinds.callback(body[0])
+
+    def build_generator(self, body: list[Any], depth: int) -> Iterator[Any]:
+        if len(body) != 2 or type(body[0]) is not list:
+            raise UnreadableData("a generator needs its items and its error")
+        items = [self.decode(item, depth) for item in body[0]]
+        error = None if body[1] is None else raised(body[1])
+        return replay(items, error)
+
+    def build_opaque(self, body: list[Any], depth: int) -> Any:
+        name = body[0] if body and isinstance(body[0], str) else "object"
+        return Unreadable(name[:100])
+
+    def number(self, value: Any) -> None:
+        if self.register:
+            self.call.register(value)
+
+    BUILDERS: dict[str, Callable[[Decoder, list[Any], int], Any]] = {
+        "t": build_tuple,
+        "l": build_list,
+        "d": build_dict,
+        "s": build_slice,
+        "E": build_ellipsis,
+        "L": build_layout,
+        "D": build_dtype,
+        "S": build_storage,
+        "T": build_tensor,
+        "R": build_reference,
+        "X": build_exercise,
+        "N": build_named,
+        "M": build_made,
+        "F": build_callback,
+        "G": build_generator,
+        "?": build_opaque,
+    }
+
+
+def ints(data: Any, what: str) -> tuple[int, ...]:
+    """A list of ints (never bools) as a tuple."""
+    if type(data) is not list or not all(type(v) is int for v in data):
+        raise UnreadableData(f"a Layout {what} must be a list of ints, not {data!r}"[:200])
+    return tuple(data)
+
+
+def replay(items: list[Any], error: BaseException | None) -> Iterator[Any]:
+    """A generator yielding `items` and then raising `error`, as the original did."""
+    yield from items
+    if error is not None:
+        raise error
+
+
+class Unreadable:
+    """Stands in the judge for a value that plain data cannot hold: it equals nothing."""
+
+    __hash__ = object.__hash__
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __repr__(self) -> str:
+        return f"<a {self.type_name} object, which grading reads as no value>"
+
+
+def raised(data: Any) -> BaseException:
+    """The exception that [type name, message] describes, as a built-in exception of the
+    judge (an error that is no Exception, such as SystemExit, as a plain Exception that
+    names it)."""
+    if type(data) is not list or len(data) != 2 or not all(isinstance(p, str) for p in data):
+        raise UnreadableData(f"an error must be [type name, message], not {data!r}"[:200])
+    name, message = data
+    kind = getattr(builtins, name, None)
+    if isinstance(kind, type) and issubclass(kind, Exception):
+        try:
+            return kind(message)
+        except TypeError:  # an error class whose constructor wants more than a message
+            pass
+    return WorkerError(f"{name}: {message}" if message else name)
+
+
+class WorkerError(Exception):
+    """An error of the submission's code that the judge does not raise as itself."""
+
+
+ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def dumps(data: Any) -> bytes:
+    """Plain data as the bytes of one message, its length first (4 bytes, big-endian)."""
+    payload = ENCODER.encode(data).encode("utf-8")
+    return len(payload).to_bytes(HEADER, "big") + payload
+
+
+def loads(payload: bytes) -> Any:
+    """The plain data of one message; UnreadableData when it is not JSON."""
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError) as error:
+        raise UnreadableData(f"a message that is not JSON: {str(error)[:200]}") from None

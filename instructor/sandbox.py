@@ -1,0 +1,466 @@
+"""The judge's side of the sandbox: start a worker for a submission, call the submission's
+functions in it, and keep it within its limits.
+
+A call sends its arguments as plain data and waits for plain data back, serving the worker's
+calls of judge functions meanwhile. Limits hold per call (CPU time, counted by the worker and
+checked from outside; a wall-clock time for a call that sleeps) and per exercise (a few calls
+that crash, hang or run out of time, and a CPU-time budget; then its further calls fail at
+once), so one exercise's trouble costs nobody else. A worker that dies, hangs or talks out of
+form is killed, with every process of its user, and the next call starts a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from instructor import plain_data
+from instructor.plain_data import (
+    HEADER,
+    Call,
+    Decoder,
+    Encoder,
+    Kinds,
+    UnreadableData,
+    raised,
+)
+from instructor.sandbox_worker import BOOT, STOP_SIGNAL
+
+MODES = ("isolated", "separate user", "same user")
+UID_BASE = 61000  # worker users are UID_BASE + slot: one per judge running at once
+MAX_MESSAGE = 256 * 1024 * 1024
+TICK_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What a submission's code may use in the worker."""
+
+    call_cpu_seconds: float = 10.0  # one call (from the judge's test) of an exercise function
+    call_wall_seconds: float = 60.0  # the same call by the clock: catches one that sleeps
+    exercise_cpu_seconds: float = 60.0  # all calls of one exercise
+    exercise_wall_seconds: float = 300.0
+    strikes: int = 2  # calls of one exercise that crash, hang or run out of time
+    memory_mb: int = 2048
+    processes: int = 32
+    file_mb: int = 64
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Everything a judge needs to start workers for one submission."""
+
+    package: str  # the folder holding the tenxor package to run: the release's, with the
+    # submission's exercise modules
+    tree: str  # the judge's tree, where the worker imports instructor.sandbox_worker from
+    mode: str  # one of MODES
+    slot: int  # which worker user and CPU this judge takes
+    hidden: tuple[str, ...] = ()  # folders a worker must not see
+    modules: tuple[str, ...] = ("tenxor",)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> SandboxConfig:
+        data = json.loads(text)
+        data["limits"] = SandboxLimits(**data["limits"])
+        data["hidden"], data["modules"] = tuple(data["hidden"]), tuple(data["modules"])
+        return cls(**data)
+
+    @property
+    def uid(self) -> int | None:
+        return None if self.mode == "same user" else UID_BASE + self.slot
+
+
+class SandboxFailure(Exception):
+    """The worker crashed, hung, or broke the protocol during a call."""
+
+
+class LimitReached(Exception):
+    """A call of an exercise ran out of time, or the exercise used up what it may use."""
+
+
+def exit_in_words(code: int | None) -> str:
+    if code is None:
+        return "it was still running"
+    if code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    return f"exit code {code}"
+
+
+def worker_environment() -> dict[str, str]:
+    """The few variables a worker gets: nothing of the judge's environment leaks to it."""
+    keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
+    environment = {name: os.environ[name] for name in keep if name in os.environ}
+    environment.update(PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1")
+    return environment
+
+
+def cpu_seconds_of(pid: int) -> float | None:
+    """The CPU time a process has used (Linux), or None where it cannot be read."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def sweep(uid: int | None) -> None:
+    """Kill every process of a worker user (what a submission left running, in any session)."""
+    if uid is not None and os.geteuid() == 0:
+        subprocess.run(
+            ["kill", "-KILL", "-1"],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+@dataclass(frozen=True)
+class Raising:
+    """An answer that is an error to raise in the judge."""
+
+    error: BaseException
+
+
+@dataclass
+class Account:
+    """What one exercise's calls have cost so far."""
+
+    strikes: list[str] = field(default_factory=list)
+    cpu: float = 0.0
+    wall: float = 0.0
+
+
+class Sandbox:
+    """One worker at a time for one submission, and the calls the judge makes into it."""
+
+    def __init__(self, config: SandboxConfig, kinds: Kinds | None) -> None:
+        """`kinds`: the judge's tensor classes (None for a worker that is only imported)."""
+        self.config, self.limits = config, config.limits
+        self.kinds = kinds
+        self.process: subprocess.Popen | None = None
+        self.commands = self.replies = -1
+        self.buffer = b""
+        self.accounts: dict[str, Account] = {}
+        self.functions: list[Any] = []  # the judge's functions the worker may call back
+        self.depth = 0
+        self.home: str | None = None  # the worker's own folder, removed when it stops
+
+    # -- the worker's life --------------------------------------------------------------------
+
+    def start(self) -> str | None:
+        """Start a worker and let it import the submission; why that failed, if it did."""
+        self.stop()
+        commands, worker_in = os.pipe()
+        worker_out, replies = os.pipe()
+        settings = {
+            **dataclasses.asdict(self.limits),
+            "package": self.config.package,
+            "tree": self.config.tree,
+            "mode": self.config.mode,
+            "uid": self.config.uid,
+            "hidden": list(self.config.hidden),
+            "modules": list(self.config.modules),
+            "judge": os.getpid(),
+            "fds": [commands, replies],
+        }
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-c", BOOT, json.dumps(settings)],
+                pass_fds=(commands, replies),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=self.config.package,
+                env=worker_environment(),
+                start_new_session=True,
+            )
+        finally:
+            os.close(commands)
+            os.close(replies)
+        self.commands, self.replies, self.buffer = worker_in, worker_out, b""
+        os.set_blocking(self.replies, False)
+        try:
+            ready = self.receive(time.monotonic() + 60.0, None)
+            if type(ready) is not list or len(ready) != 2 or ready[0] != "ready":
+                raise SandboxFailure(f"the worker could not confine itself: {ready!r}"[:300])
+            self.home = ready[1]
+            imported = self.receive(self.deadline(), time.monotonic())
+        except SandboxFailure as failure:
+            self.stop()
+            return f"importing it stopped the worker: {failure}"
+        if type(imported) is not list or len(imported) != 2 or imported[0] != "imported":
+            self.stop()
+            return "importing it did not end with an answer the judge can read"
+        if imported[1] is not None:
+            self.stop()
+            try:
+                error = raised(imported[1])
+            except UnreadableData:
+                return "importing it raised an error the judge cannot read"
+            return f"importing it raised {type(error).__name__}: {error}"[:300]
+        return None
+
+    def stop(self) -> None:
+        """Kill the worker, and whatever it started."""
+        for fd in (self.commands, self.replies):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.commands = self.replies = -1
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+            self.process = None
+        sweep(self.config.uid)
+        if self.home and self.config.mode != "isolated":  # isolated, it vanished with it
+            shutil.rmtree(self.home, ignore_errors=True)
+        self.home = None
+
+    def deadline(self) -> float:
+        return time.monotonic() + self.limits.call_wall_seconds
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def send(self, data: Any) -> None:
+        message = plain_data.dumps(data)
+        try:
+            while message:
+                message = message[os.write(self.commands, message) :]
+        except OSError as error:
+            raise SandboxFailure(f"the worker stopped listening ({error.strerror})") from None
+
+    def fill(self, size: int, deadline: float, started: float | None) -> None:
+        """Read until the buffer holds `size` bytes, watching the call's limits: past its CPU
+        time the worker is asked to stop (it raises inside the call), and killed if it goes on."""
+        first_cpu, asked = None, False
+        while len(self.buffer) < size:
+            try:
+                chunk = os.read(self.replies, 1 << 20)  # the answer is often there already
+            except BlockingIOError:
+                now = time.monotonic()
+                if now > deadline:
+                    raise SandboxFailure(
+                        f"no answer within {self.limits.call_wall_seconds:g} s: it was killed"
+                    ) from None
+                wait = min(TICK_SECONDS, deadline - now)
+                if not select.select([self.replies], [], [], wait)[0] and started is not None:
+                    cpu = cpu_seconds_of(self.process.pid)
+                    first_cpu = cpu if first_cpu is None else first_cpu
+                    used = 0.0 if cpu is None else cpu - first_cpu
+                    if used > self.limits.call_cpu_seconds + 3 * TICK_SECONDS and asked:
+                        raise SandboxFailure(
+                            f"it used more than {self.limits.call_cpu_seconds:g} s of CPU "
+                            "time and would not stop: it was killed"
+                        ) from None
+                    if used > self.limits.call_cpu_seconds and not asked:
+                        with contextlib.suppress(ProcessLookupError, PermissionError):
+                            os.kill(self.process.pid, STOP_SIGNAL)
+                        asked = True
+                continue
+            if not chunk:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout=1.0)
+                raise SandboxFailure(f"the worker ended ({exit_in_words(self.process.poll())})")
+            self.buffer += chunk
+
+    def receive(self, deadline: float, started: float | None) -> Any:
+        """The next message of the worker, as JSON data (not yet decoded)."""
+        self.fill(HEADER, deadline, started)
+        size = int.from_bytes(self.buffer[:HEADER], "big")
+        if size > MAX_MESSAGE:
+            raise SandboxFailure(f"the worker sent a message of {size} bytes")
+        self.fill(HEADER + size, deadline, started)
+        payload, self.buffer = self.buffer[HEADER : HEADER + size], self.buffer[HEADER + size :]
+        try:
+            return plain_data.loads(payload)
+        except UnreadableData as error:
+            raise SandboxFailure(str(error)) from None
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def account(self, exercise: str) -> Account:
+        return self.accounts.setdefault(exercise, Account())
+
+    def refuse(self, exercise: str) -> None:
+        """Fail at once when the exercise has used up what it may use."""
+        account, limits = self.account(exercise), self.limits
+        if len(account.strikes) >= limits.strikes:
+            raise LimitReached(
+                f"not run: calls of exercise {exercise} crashed or hung the worker "
+                f"{len(account.strikes)} times ({account.strikes[-1]})"
+            )
+        if account.cpu > limits.exercise_cpu_seconds or account.wall > limits.exercise_wall_seconds:
+            raise LimitReached(
+                f"not run: exercise {exercise} used up its {limits.exercise_cpu_seconds:g} s "
+                "of CPU time"
+            )
+
+    def call(
+        self,
+        exercise: str,
+        target: tuple[str, str],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        stand_ins: list[tuple[str, str, Any]],
+    ) -> Any:
+        """Call the submission's `module.name(*args, **kwargs)` in the worker; its result."""
+        account = self.accounts.get(exercise) or self.account(exercise)
+        if self.depth == 0:
+            self.refuse(exercise)
+            if self.process is None:
+                problem = self.start()
+                if problem:
+                    account.strikes.append(problem)
+                    raise SandboxFailure(problem)
+        call = Call()
+        encoder = Encoder(self.kinds, call, lenient=False)
+        encoder.functions = self.encode_function
+        message = [
+            "call",
+            *target,
+            encoder.encode(args),
+            ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
+            [[module, name, encoder.encode(function)] for module, name, function in stand_ins],
+        ]
+        started = time.monotonic()
+        self.depth += 1
+        try:
+            self.send(message)
+            answer = self.outcome(call, account, started)
+        except SandboxFailure as failure:
+            account.strikes.append(str(failure))
+            self.stop()
+            raise
+        except BaseException:
+            self.stop()  # interrupted while the worker was still at it: its state is unknown
+            raise
+        finally:
+            self.depth -= 1
+            account.wall += time.monotonic() - started
+            if self.depth == 0:
+                self.functions.clear()
+        if type(answer) is Raising:
+            raise answer.error
+        return answer
+
+    def outcome(self, call: Call, account: Account, started: float) -> Any:
+        """Wait for the worker's answer to a call, serving its calls back meanwhile: the
+        result, or Raising(the error to raise)."""
+        deadline = started + self.limits.call_wall_seconds
+        while True:
+            message = self.receive(deadline, started)
+            if type(message) is not list or not message:
+                raise SandboxFailure("the worker sent something that is not a message")
+            kind = message[0]
+            if kind == "cb":
+                self.call_back(message)
+                continue
+            if kind == "limit":
+                account.strikes.append("it ran out of CPU time")
+                why = message[1] if len(message) > 1 and isinstance(message[1], str) else ""
+                return Raising(LimitReached(why[:300] or "the call ran out of CPU time"))
+            cpu = message[-1] if len(message) >= 2 else None
+            if not isinstance(cpu, (int, float)) or isinstance(cpu, bool):
+                raise SandboxFailure("the worker's answer does not say how long it took")
+            account.cpu += min(max(cpu, 0.0), time.monotonic() - started)
+            try:
+                if kind == "raise" and len(message) == 3:
+                    error = raised(message[1])
+                    if type(error) is MemoryError:  # it may well do so again, and slowly
+                        account.strikes.append("it went over the memory limit")
+                    return Raising(error)
+                if kind == "ret" and len(message) == 4:
+                    return self.result(call, message[1], message[2])
+            except UnreadableData as error:
+                return Raising(error)
+            raise SandboxFailure(f"the worker sent a message of unknown kind {kind!r}"[:200])
+
+    def result(self, call: Call, value: Any, changes: Any) -> Any:
+        """Decode a result, first applying what the call changed in its arguments."""
+        decoder = Decoder(self.kinds, call, register=False)
+        if type(changes) is not list:
+            raise UnreadableData("the changes to the arguments must be a list")
+        updates = []
+        for change in changes:
+            if type(change) is not list or len(change) != 2 or type(change[0]) is not int:
+                raise UnreadableData("a change must be [argument number, new contents]")
+            original = decoder.build_reference([change[0]], 0)
+            updates.append((original, Decoder(self.kinds, Call(), False).decode(change[1])))
+        for original, new in updates:
+            update_in_place(original, new)
+        return decoder.decode(value)
+
+    def call_back(self, message: list[Any]) -> None:
+        """Run a judge function the worker called, and send back what it gave."""
+        if len(message) != 4 or type(message[1]) is not int:
+            raise SandboxFailure("the worker called back with a malformed message")
+        number = message[1]
+        if not 0 <= number < len(self.functions):
+            raise SandboxFailure(f"the worker called back an unknown function {number}")
+        decoder = Decoder(self.kinds, Call(), register=False)
+        try:
+            args, kwargs = decoder.decode(message[2]), decoder.decode(message[3])
+        except UnreadableData as error:
+            self.send(["raise", ["TypeError", f"grading cannot read the arguments: {error}"]])
+            return
+        if type(args) is not tuple or type(kwargs) is not dict:
+            raise SandboxFailure("the worker called back without args and kwargs")
+        try:
+            value = self.functions[number](*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - the judge's function raised: pass it on
+            self.send(["raise", plain_data.error_data(error)])
+            return
+        encoder = Encoder(self.kinds, Call(), lenient=False)
+        encoder.functions = self.encode_function
+        self.send(["ret", encoder.encode(value)])
+
+    def encode_function(self, function: Any) -> list[Any]:
+        """A judge function as plain data: an exercise, a function found by name, what a
+        factory made, or else a number the worker calls back."""
+        target = getattr(function, "sandbox_target", None)
+        if target is not None:
+            return ["X", *target]
+        named = plain_data.name_of(function)
+        if named is not None:
+            return ["N", *named]
+        made = plain_data.factory_of(function)
+        if made is not None:
+            encoder = Encoder(self.kinds, Call(), lenient=False)
+            encoder.functions = self.encode_function
+            return ["M", made[0], made[1], encoder.encode(made[2])]
+        self.functions.append(function)
+        return ["F", len(self.functions) - 1]
+
+
+def update_in_place(original: Any, new: Any) -> None:
+    """Give a list, dict or Storage of the judge's the contents the worker's copy ended with."""
+    if type(original) is list and type(new) is list:
+        original[:] = new
+    elif type(original) is dict and type(new) is dict:
+        original.clear()
+        original.update(new)
+    elif type(new) is type(original) and hasattr(original, "data"):  # a Storage
+        if new.dtype is not original.dtype:
+            raise UnreadableData("a call changed the dtype of a Storage it was given")
+        original.data[:] = new.data
+    else:
+        raise UnreadableData(f"a {type(original).__name__} argument came back as another kind")
