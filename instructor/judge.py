@@ -98,6 +98,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings:
         raise pytest.UsageError("the judge needs its sandbox configuration in TENXOR_SANDBOX")
     sandbox_config = SandboxConfig.from_json(settings)
+    stubs_in = Path(sandbox_config.tree).resolve()
+    if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(stubs_in):
+        raise pytest.UsageError(f"the judge must import tenxor from its tree {stubs_in}")
     xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # gw0, gw1, ... under xdist
     slot = sandbox_config.slot + int(xdist_worker.removeprefix("gw"))
     SANDBOX = Sandbox(dataclasses.replace(sandbox_config, slot=slot), tensor_kinds())

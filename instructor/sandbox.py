@@ -211,11 +211,15 @@ class Sandbox:
             return "importing it did not end with an answer the judge can read"
         if imported[1] is not None:
             self.stop()
-            try:
-                error = raised(imported[1])
-            except UnreadableData:
+            error = imported[1]
+            if type(error) is not list or len(error) != 2 or not all(type(p) is str for p in error):
                 return "importing it raised an error the judge cannot read"
-            return f"importing it raised {type(error).__name__}: {error}"[:300]
+            name, message = error
+            return (
+                f"importing it raised {name}: {message}"
+                if message
+                else f"importing it raised {name}"
+            )
         return None
 
     def stop(self) -> None:

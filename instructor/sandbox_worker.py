@@ -23,7 +23,10 @@ its form.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import ctypes
+import importlib
 import json
 import os
 import resource
@@ -46,6 +49,12 @@ PRELOADED = (
     "struct", "textwrap", "traceback", "types", "typing", "warnings", "weakref",
     "encodings.idna", "encodings.latin_1", "encodings.ascii",
 )  # fmt: skip
+# Modules never loaded for a submission before it is confined: importing them does something.
+NOT_PRELOADED = frozenset({
+    "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "lib2to3",
+    "ensurepip", "venv", "webbrowser", "pydoc", "pdb", "__main__", "site",
+})  # fmt: skip
+INSTALLED = ("numpy",)  # installed packages a submission may import (the tests' oracle)
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 1, 2, 4, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
@@ -106,9 +115,13 @@ def isolate(config: dict[str, Any]) -> None:
     for path in config["hidden"]:
         if os.path.isdir(path):
             mount_empty(path, "size=4k,mode=0", MS_RDONLY | MS_NOSUID | MS_NODEV)
-    for path in SCRATCH_TEMPS:
-        if os.path.isdir(path):
-            mount_empty(path, f"size={config['file_mb']}m,mode=1777", MS_NOSUID | MS_NODEV)
+    fresh = [path for path in SCRATCH_TEMPS if os.path.isdir(path)]
+    for path in fresh:
+        mount_empty(path, f"size={config['file_mb']}m,mode=1777", MS_NOSUID | MS_NODEV)
+    for path in config["hidden"]:  # one inside a fresh folder: there too, but closed
+        if any(Path(path).is_relative_to(folder) for folder in fresh):
+            Path(path).parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            Path(path).mkdir(mode=0, exist_ok=True)
 
 
 def read_package(folder: Path) -> dict[str, bytes]:
@@ -118,6 +131,33 @@ def read_package(folder: Path) -> dict[str, bytes]:
         for path in sorted(folder.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts
     }
+
+
+def imported_names(files: dict[str, bytes]) -> set[str]:
+    """The modules the package's files import by absolute name (read, never run)."""
+    names: set[str] = set()
+    for relative, data in files.items():
+        try:
+            tree = ast.parse(data) if relative.endswith(".py") else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for node in ast.walk(tree) if tree else ():
+            if isinstance(node, ast.Import):
+                names.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def preload(names: set[str]) -> None:
+    """Import the standard library modules (and NumPy) that the package names, while their
+    files can still be read: once confined, the worker can read none of the installation."""
+    for name in sorted(names):
+        top = name.split(".")[0]
+        if (top in sys.stdlib_module_names or top in INSTALLED) and top not in NOT_PRELOADED:
+            with contextlib.suppress(Exception):  # a name, not a module; or a broken one
+                importlib.import_module(name)
 
 
 def write_package(files: dict[str, bytes], folder: Path) -> None:
@@ -155,6 +195,7 @@ def confine(config: dict[str, Any]) -> Path:
     Isolated, the home is in the fresh /tmp of its mount namespace; otherwise a new folder
     that only its user may enter."""
     files = read_package(Path(config["package"]))
+    preload(imported_names(files))
     if config["mode"] == "isolated":
         isolate(config)
         home = Path("/tmp/tenxor-worker")

@@ -310,7 +310,7 @@ for root in config["hidden"][:2]:
                 texts.append(stream.read())
         except OSError as error:
             texts.append(str(error))
-raise ValueError("\\n".join(texts))
+raise ValueError("; ".join(texts))
 """
 )
 READ_PUBLIC_INTO_RESULT = (
@@ -409,7 +409,7 @@ RED_TEAM = (
             tuple(CHAPTER_1), "not done"),
     Fixture("always-equal-results", (in_region("1.1", ALWAYS_EQUAL_INT),
             in_region("1.3", ALWAYS_EQUAL_TUPLE)), ("1.1", "1.3"), "FAIL"),
-    Fixture("custom-class-result", (in_region("1.2", CUSTOM_RESULT),), ("1.2",), "Anything"),
+    Fixture("custom-class-result", (in_region("1.2", CUSTOM_RESULT),), ("1.2",), "Unreadable"),
     Fixture("reads-hidden-tests-into-errors", (in_region("1.1", READ_HIDDEN_INTO_ERROR),),
             ("1.1",), "Permission denied"),
     Fixture("reads-public-tests-into-results", (in_region("1.3", READ_PUBLIC_INTO_RESULT),),

@@ -17,8 +17,8 @@ import jsonschema
 import pytest
 
 from instructor.grading import Assembly, grade_batch, results_json, students_in
-from tenxor.course.catalog import BY_ID
 from instructor.sandbox import UID_BASE, SandboxLimits
+from tenxor.course.catalog import BY_ID
 from tenxor.course.running import Result, Run
 from tests.tooling.submissions import (
     CHAPTER_1,
