@@ -105,7 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
     slot = sandbox_config.slot + int(xdist_worker.removeprefix("gw"))
     SANDBOX = Sandbox(dataclasses.replace(sandbox_config, slot=slot), tensor_kinds())
     install(SANDBOX)
-    pin(slot)
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        pin(slot)  # an xdist controller runs no test: its workers pin themselves
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
