@@ -4,8 +4,11 @@
 
 Each run grades a submission holding the reference version of every exercise module, with
 the course's public and hidden tests, as `tenxor-instructor grade` does, into a fresh output
-folder. It prints the median and every run, and writes them into benchmarks/README.md between
-the grading-time markers. Grading needs the instructor's tree: the release leaves this out.
+folder, in the strongest sandbox the machine allows. Then it grades the same submission once
+in each sandbox mode this machine can use, and times one call of a submitted function from
+the judge to the worker and back. It prints the results and writes them into
+benchmarks/README.md between the grading-time markers. Grading needs the instructor's tree:
+the release leaves this out.
 """
 
 from __future__ import annotations
@@ -21,7 +24,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from instructor.grading import EXERCISE_MODULES, grade_batch
+from instructor.grading import (
+    EXERCISE_MODULES,
+    JUDGE_TREE_EXCLUDED,
+    grade_batch,
+    namespaces_allowed,
+)
+from instructor.judge import pin
+from instructor.release import write_tree
+from instructor.sandbox import Sandbox, SandboxConfig
 from tenxor.course.catalog import CATALOG
 
 from .report import duration, machine, replace_between
@@ -42,18 +53,53 @@ def complete_submission(folder: Path) -> Path:
     return folder
 
 
-def grading_seconds(folder: Path, selection: list[str]) -> tuple[float, float]:
+def grading_seconds(
+    folder: Path, selection: list[str], sandbox: str = "auto"
+) -> tuple[float, float]:
     """Grade one complete submission into a fresh output folder; the seconds it took and the
     score it got."""
     submission = complete_submission(folder / "submission")
     output = folder / "grades"
     started = time.perf_counter()
-    grade_batch(ROOT, {"submission": submission}, output, selection, single=True)
+    grade_batch(ROOT, {"submission": submission}, output, selection, single=True, sandbox=sandbox)
     seconds = time.perf_counter() - started
     return seconds, json.loads((output / "results.json").read_text(encoding="utf-8"))["score"]
 
 
-def table(runs: list[float], score: float, selection: list[str]) -> str:
+def usable_modes() -> list[str]:
+    """The sandbox modes this machine can grade in, strongest first."""
+    if os.geteuid() != 0:
+        return ["same user"]
+    return (["isolated"] if namespaces_allowed() else []) + ["separate user", "same user"]
+
+
+def call_microseconds(calls: int = 20_000) -> float:
+    """Microseconds for one call of a submitted function (exercise 1.2, an int in and out)
+    from the judge to the worker and back, both on one CPU as in grading."""
+    with tempfile.TemporaryDirectory(prefix="tenxor-call-time-") as folder:
+        tree = Path(folder) / "judge"
+        write_tree(ROOT, tree, JUDGE_TREE_EXCLUDED)
+        shutil.copytree(tree / "tenxor", Path(folder) / "package" / "tenxor")
+        complete_submission(Path(folder) / "package")
+        config = SandboxConfig(str(Path(folder) / "package"), str(tree), "same user", slot=0)
+        pin(0)
+        sandbox = Sandbox(config, kinds=None)
+        try:
+            started = time.perf_counter()
+            for bits in range(calls):
+                sandbox.call("1.2", ("tenxor.storage", "round_to_bfloat16"), (bits,), {}, [])
+            return (time.perf_counter() - started) / calls * 1e6
+        finally:
+            sandbox.stop()
+
+
+def table(
+    runs: list[float],
+    score: float,
+    selection: list[str],
+    by_mode: dict[str, float],
+    call: float,
+) -> str:
     """The measurements as Markdown, with the machine, the date and the target."""
     median = statistics.median(runs)
     scope = "the whole course" if len(selection) == len(CATALOG) else ", ".join(selection)
@@ -68,6 +114,12 @@ def table(runs: list[float], score: float, selection: list[str]) -> str:
         f"{', '.join(duration(r) for r in runs)} | {score:g} |",
         "",
         f"Target: one complete submission graded in at most {TARGET:g} s: {reached}.",
+        "",
+        "| sandbox mode | one grading |",
+        "| --- | ---: |",
+        *[f"| {mode} | {duration(seconds)} |" for mode, seconds in by_mode.items()],
+        "",
+        f"One call of a submitted function, judge to worker and back: {call:.0f} µs.",
     ])  # fmt: skip
 
 
@@ -86,7 +138,12 @@ def main(argv: list[str]) -> int:
             seconds, score = grading_seconds(Path(folder), selection)
         runs.append(seconds)
         print(f"run {number + 1}: {duration(seconds)}, score {score:g}", flush=True)
-    text = table(runs, score, selection)
+    by_mode = {}
+    for mode in usable_modes():
+        with tempfile.TemporaryDirectory(prefix="tenxor-grading-time-") as folder:
+            by_mode[mode] = grading_seconds(Path(folder), selection, mode)[0]
+        print(f"{mode}: {duration(by_mode[mode])}", flush=True)
+    text = table(runs, score, selection, by_mode, call_microseconds())
     print(text)
     if not options.no_readme:
         replace_between(README, START, END, text)

@@ -71,9 +71,10 @@ PROTECTIONS = {
         "namespaces allowed): a /tmp of its own and cutting off the network."
     ),
     "same user": (
-        "Grading did not run as root, so the sandbox worker ran as the grading user: it could "
-        "read what that user can (the course's tests included) and signal the judge. Off "
-        "here: a user of its own, hidden folders, a /tmp of its own, cutting off the network."
+        "The sandbox worker ran as the grading user (grading did not run as root, or was told "
+        "not to change users): it could read what that user can, the course's tests included, "
+        "and signal the judge. Off here: a user of its own, hidden folders, a /tmp of its own, "
+        "cutting off the network."
     ),
 }
 NAMESPACE_PROBE = (

@@ -38,6 +38,7 @@ from typing import Any
 SCALARS = (type(None), bool, int, float, str)
 HEADER = 4  # the bytes of a message's length
 NUMBERS = (bool, int, float)
+NUMBER_TYPES = frozenset(NUMBERS)
 MAX_DEPTH = 64
 GENERATOR_ITEMS = 1_000_000  # what a generator result may yield before it is cut off
 NAMED_MODULES = ("builtins", "math", "operator", "_operator")
@@ -302,15 +303,19 @@ class Decoder:
         return Ellipsis
 
     def build_layout(self, body: list[Any], depth: int) -> Any:
+        """A Layout, checked here as its class checks it: sizes and offset not negative, one
+        stride per dim."""
         if len(body) != 3:
             raise UnreadableData("a Layout needs shape, strides and offset")
         shape, strides, offset = ints(body[0], "shape"), ints(body[1], "strides"), body[2]
-        if type(offset) is not int:
-            raise UnreadableData(f"a Layout offset must be an int, not {offset!r}")
-        try:
-            return self.kinds.layout(shape, strides, offset)
-        except (TypeError, ValueError) as error:
-            raise UnreadableData(f"not a valid Layout: {error}") from None
+        if type(offset) is not int or offset < 0 or len(shape) != len(strides):
+            raise UnreadableData(f"not a valid Layout: {body!r}"[:200])
+        if shape and min(shape) < 0:
+            raise UnreadableData(f"a Layout shape with a negative size: {shape}")
+        layout = object.__new__(self.kinds.layout)  # a frozen dataclass, checked above
+        for name, value in (("shape", shape), ("strides", strides), ("offset", offset)):
+            object.__setattr__(layout, name, value)
+        return layout
 
     def build_dtype(self, body: list[Any], depth: int) -> Any:
         if len(body) != 1 or not isinstance(body[0], str) or body[0] not in self.kinds.dtypes:
@@ -322,9 +327,9 @@ class Decoder:
             raise UnreadableData("a Storage needs a dtype and a list of numbers")
         dtype = self.build_dtype(body[:1], depth)
         values = body[1]
-        if not all(type(v) in NUMBERS for v in values):
+        if not set(map(type, values)) <= NUMBER_TYPES:
             bad = next(v for v in values if type(v) not in NUMBERS)
-            raise UnreadableData(f"a Storage holds {bad!r}, which is not a number")
+            raise UnreadableData(f"a Storage holds {bad!r}, which is not a number"[:200])
         storage = object.__new__(self.kinds.storage)  # its values as they are, unconverted
         storage.dtype, storage.data = dtype, values
         self.number(storage)
@@ -408,7 +413,7 @@ class Decoder:
 
 def ints(data: Any, what: str) -> tuple[int, ...]:
     """A list of ints (never bools) as a tuple."""
-    if type(data) is not list or not all(type(v) is int for v in data):
+    if type(data) is not list or not set(map(type, data)) <= {int}:
         raise UnreadableData(f"a Layout {what} must be a list of ints, not {data!r}"[:200])
     return tuple(data)
 

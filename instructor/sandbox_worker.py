@@ -297,13 +297,14 @@ class Worker:
         self.channel.send([*outcome, time.process_time() - started])
 
 
-def snapshot(value: Any) -> list[Any]:
-    """What a list, dict or Storage holds now, to tell later whether the call changed it."""
+def snapshot(value: Any) -> Any:
+    """A copy of what a list, dict or Storage holds now, to tell whether the call changed it
+    (a value replaced by an equal one counts as unchanged)."""
     if isinstance(value, list):
-        return [id(item) for item in value]
+        return list(value)
     if isinstance(value, dict):
-        return [(id(k), id(v)) for k, v in value.items()]
-    return [id(item) for item in value.data]
+        return dict(value)
+    return list(value.data)
 
 
 def encoded(encoder: Encoder, value: Any, contents: bool = False) -> Any:

@@ -157,6 +157,39 @@ def test_grading_changes_nothing_of_the_course_and_leaves_no_process(batch):
     assert not left, f"processes of worker users still run: {left}"
 
 
+WEAKER = ("complete", "half-done", "reads-hidden-tests-into-errors",
+          "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests")  # fmt: skip
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="only root can choose to separate users")
+@pytest.mark.parametrize("mode", ["separate user", "same user"])
+def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, mode: str):
+    """Without namespaces the worker still cannot read or write the course and the output
+    (the folders are closed to other users); as the grading user it can, and the report says
+    so. Either way each submission scores what its values earn."""
+    course = copy_of_reference(tmp_path / "course")
+    before = course_state(course)
+    chosen = [fixture for fixture in BATCH if fixture.name in WEAKER]
+    for fixture in chosen:
+        # As the grading user, the tampering ones would really change the course: only the
+        # honest ones are graded that way.
+        if mode == "separate user" or not fixture.name.startswith(("reads", "writes", "rew")):
+            fixture.build(tmp_path / "submissions" / fixture.name)
+    submissions = students_in(tmp_path / "submissions")
+    output = tmp_path / "grades"
+    grade_batch(course, submissions, output, CHAPTER_1, LIMITS, jobs=2, sandbox=mode)
+    for fixture in chosen:
+        if fixture.name not in submissions:
+            continue
+        results = results_of(output, fixture.name)
+        done = set(CHAPTER_1) - set(fixture.lost)
+        assert results["score"] == pytest.approx(expected_score(done)), fixture.name
+        assert fixture.says in everything_said(results)
+        assert results["extra_data"]["sandbox"] == mode
+        assert ("Off here" in results["output"]) and ("network" in results["output"])
+    assert course_state(course) == before
+
+
 def owner_of(process: Path) -> int | None:
     """The real user ID of a process in /proc (None if it has ended)."""
     try:
