@@ -13,6 +13,7 @@ the instructor's tree: a test that is missing, crashed or never ran scores 0.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import io
@@ -27,7 +28,6 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -48,12 +48,13 @@ from tenxor.course.running import (
 )
 
 from .release import NOT_NEEDED_FOR_TESTS, write_tree
-from .sandbox import UID_BASE, Sandbox, SandboxConfig, SandboxLimits, sweep
+from .sandbox import BLOCK, Sandbox, SandboxConfig, SandboxLimits, worker_users
 
 EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
 GRADING_LIMITS = SandboxLimits()
 # The judge runs only the course's own code; these bound it in case of a fault of its own.
 JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, output_mb=8.0)
+JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 ENTRY_OUTPUT_CHARS = 3000
 HIDDEN_TESTS = "tests/hidden/"
 MAX_MODULE_BYTES = 1_000_000
@@ -164,6 +165,7 @@ class Bench:
     hidden: tuple[str, ...]
     limits: SandboxLimits
     judges: int  # test processes (pytest-xdist) per submission
+    users: int  # the first of the worker users this grading claimed
     slots: queue.Queue = field(default_factory=queue.Queue)
 
     @property
@@ -177,6 +179,7 @@ class Bench:
             mode=self.mode,
             slot=slot * self.judges,
             hidden=self.hidden,
+            users=self.users,
             limits=self.limits,
         )
 
@@ -208,7 +211,7 @@ def hide(folders: list[Path]) -> None:
             folder.chmod(folder.stat().st_mode & ~0o007)
 
 
-@contextmanager
+@contextlib.contextmanager
 def bench_for(
     course: Path,
     seen: list[Path],
@@ -219,21 +222,22 @@ def bench_for(
     """Set up grading: the judge's tree, the sandbox mode, and the folders (`seen`: the
     output and the submissions) that the worker must not see, nor the course."""
     mode = sandbox_mode(mode)
-    with tempfile.TemporaryDirectory(prefix="tenxor-grading-") as scratch:
+    judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    if max(1, jobs) * judges > BLOCK:
+        raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} worker users of a block")
+    with (
+        tempfile.TemporaryDirectory(prefix="tenxor-grading-") as scratch,
+        contextlib.ExitStack() as claimed,
+    ):
+        users = claimed.enter_context(worker_users()) if mode != "same user" else 0
         hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
         if mode == "separate user":
             hide([course.resolve(), *[p.resolve() for p in seen]])
-        judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
-        bench = Bench(course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges)
+        bench = Bench(course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users)
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
         for slot in range(max(1, jobs)):
             bench.slots.put(slot)
-        try:
-            yield bench
-        finally:
-            if mode != "same user":
-                for slot in range(max(1, jobs) * judges):
-                    sweep(UID_BASE + slot)
+        yield bench
 
 
 def import_problem(bench: Bench, package: Path, slot: int) -> str | None:
@@ -285,8 +289,9 @@ def grading_options(selection: list[str]) -> list[str]:
 
 def reference_tests(course: Path, selection: list[str]) -> dict[str, str]:
     """The tests (and their exercises) collected from the instructor's tree: what is graded."""
-    ignore = f"--ignore={course / 'tests' / 'tooling'}"
-    run = run_tests(course, ["--collect-only", ignore, *grading_options(selection)])
+    options = ["--collect-only", f"--ignore={course / 'tests' / 'tooling'}"]
+    options += ["-p", "_hypothesis_pytestplugin", *grading_options(selection)]
+    run = run_tests(course, options, settings=JUDGE_SETTINGS)
     if run.problem or run.collect_errors or not run.collected:
         problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
         raise RuntimeError(f"the instructor's tests cannot be collected: {problems}")
@@ -446,14 +451,16 @@ def submission_digest(folder: Path) -> str:
 
 def judge_options(bench: Bench, files: list[str], selection: list[str], log: Path) -> list:
     """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
-    pytest-timeout's limit per test, pytest-xdist's processes, and the tests to run."""
-    options = ["-p", "instructor.judge", "-p", "no:nbval", "-p", "no:cacheprovider"]
+    pytest-timeout's limit per test, pytest-xdist's processes, and the tests to run. Only
+    these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
+    plugins = ["instructor.judge", "_hypothesis_pytestplugin", "pytest_timeout"]
+    plugins += ["pytest_reportlog.plugin", "no:cacheprovider"]
+    options = [option for plugin in plugins for option in ("-p", plugin)]
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
     options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
     if bench.judges > 1:
-        options += ["-p", "xdist", "-n", str(bench.judges), "--dist", "load"]
-    else:
-        options += ["-p", "no:xdist"]
+        options += ["-p", "xdist.plugin", "-n", str(bench.judges), "--dist", "load"]
+        options.append("--max-worker-restart=0")  # a new worker would take a used slot
     return [*options, *files, *grading_options(selection)]
 
 
@@ -502,7 +509,7 @@ def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) 
         log, output_path = Path(folder) / "reports.jsonl", Path(folder) / "output.txt"
         command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
         command += judge_options(bench, files, selection, log)
-        settings = {"TENXOR_SANDBOX": bench.config(package, slot).to_json()}
+        settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": bench.config(package, slot).to_json()}
         with output_path.open("wb") as output:
             process = start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", settings)
             process.wait()

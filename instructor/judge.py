@@ -101,12 +101,14 @@ def pytest_configure(config: pytest.Config) -> None:
     stubs_in = Path(sandbox_config.tree).resolve()
     if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(stubs_in):
         raise pytest.UsageError(f"the judge must import tenxor from its tree {stubs_in}")
-    xdist_worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")  # gw0, gw1, ... under xdist
-    slot = sandbox_config.slot + int(xdist_worker.removeprefix("gw"))
+    workerinput = getattr(config, "workerinput", None)  # set in an xdist worker: gw0, gw1, ...
+    if workerinput is None and getattr(config.option, "numprocesses", None):
+        return  # an xdist controller: it runs no test, so it needs no worker
+    index = int(workerinput["workerid"].removeprefix("gw")) if workerinput else 0
+    slot = sandbox_config.slot + index
     SANDBOX = Sandbox(dataclasses.replace(sandbox_config, slot=slot), tensor_kinds())
     install(SANDBOX)
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        pin(slot)  # an xdist controller runs no test: its workers pin themselves
+    pin(slot)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fcntl
 import json
 import os
 import select
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,10 @@ from instructor.plain_data import (
 from instructor.sandbox_worker import BOOT, STOP_SIGNAL
 
 MODES = ("isolated", "separate user", "same user")
-UID_BASE = 61000  # worker users are UID_BASE + slot: one per judge running at once
+UID_BASE = 61000  # worker users: UID_BASE + BLOCK * block + slot, one per judge at a time
+BLOCK = 64  # worker users per grading command; each command on a machine claims a block
+BLOCKS = 1000
+USERS_LOCKS = Path("/run/lock/tenxor-worker-users")
 MAX_MESSAGE = 256 * 1024 * 1024
 TICK_SECONDS = 1.0
 
@@ -67,6 +72,7 @@ class SandboxConfig:
     mode: str  # one of MODES
     slot: int  # which worker user and CPU this judge takes
     hidden: tuple[str, ...] = ()  # folders a worker must not see
+    users: int = UID_BASE  # the first worker user of the block this grading claimed
     modules: tuple[str, ...] = ("tenxor",)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
 
@@ -82,7 +88,7 @@ class SandboxConfig:
 
     @property
     def uid(self) -> int | None:
-        return None if self.mode == "same user" else UID_BASE + self.slot
+        return None if self.mode == "same user" else self.users + self.slot
 
 
 class SandboxFailure(Exception):
@@ -116,6 +122,32 @@ def cpu_seconds_of(pid: int) -> float | None:
     except OSError:
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def worker_users() -> Iterator[int]:
+    """Claim a block of BLOCK worker users for as long as the block runs: the first of them.
+    Each grading command on the machine gets a block of its own (held by a file lock, which
+    the system releases if the command dies), so none sweeps away another's workers."""
+    USERS_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for block in range(BLOCKS):
+        handle = os.open(USERS_LOCKS / f"block-{block}", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            continue
+        try:
+            first = UID_BASE + BLOCK * block
+            for uid in range(first, first + BLOCK):
+                sweep(uid)  # what a grading that died may have left
+            yield first
+            for uid in range(first, first + BLOCK):
+                sweep(uid)
+        finally:
+            os.close(handle)
+        return
+    raise OSError(f"all {BLOCKS} blocks of worker users are in use")
 
 
 def sweep(uid: int | None) -> None:
@@ -230,14 +262,20 @@ class Sandbox:
                     os.close(fd)
         self.commands = self.replies = -1
         if self.process is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait()
+            self.kill()
             self.process = None
         sweep(self.config.uid)
         if self.home and self.config.mode != "isolated":  # isolated, it vanished with it
             shutil.rmtree(self.home, ignore_errors=True)
         self.home = None
+
+    def kill(self) -> int:
+        """Kill the worker's process group and reap the worker; its exit status. Killing
+        comes first: once reaped, its process ID may belong to someone else."""
+        if self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        return self.process.wait()
 
     def deadline(self) -> float:
         return time.monotonic() + self.limits.call_wall_seconds
@@ -280,10 +318,8 @@ class Sandbox:
                             os.kill(self.process.pid, STOP_SIGNAL)
                         asked = True
                 continue
-            if not chunk:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    self.process.wait(timeout=1.0)
-                raise SandboxFailure(f"the worker ended ({exit_in_words(self.process.poll())})")
+            if not chunk:  # it closed its end: it has ended, or will be made to
+                raise SandboxFailure(f"the worker ended ({exit_in_words(self.kill())})")
             self.buffer += chunk
 
     def receive(self, deadline: float, started: float | None) -> Any:

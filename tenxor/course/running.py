@@ -271,10 +271,12 @@ def run_tests(
     limits: Limits = Limits(),
     profile: str = "ci",
     only: list[str] | None = None,
+    settings: dict[str, str] | None = None,
 ) -> Run:
     """Run pytest on the course tree at `root` and return every test's result, resuming after
     a test that kills or hangs the process (after two such tests of one exercise, its other
-    tests fail unrun); tests that never ran are recorded as "not run"."""
+    tests fail unrun); tests that never ran are recorded as "not run". `settings` are added
+    to the test process's environment."""
     run, started = Run(), time.monotonic()
     deadline = started + limits.run_seconds
     crashes: dict[str, int] = {}  # exercise -> tests of it that ended or hung the process
@@ -285,7 +287,7 @@ def run_tests(
             round_ = Round(Path(root), Path(scratch), number)
             with round_.output_path.open("ab") as output:
                 command = round_.command(pytest_args, remaining, limits)
-                process = start(command, root, output, limits, profile)
+                process = start(command, root, output, limits, profile, settings)
                 round_.watch(process, run, limits, deadline)
             run.output = tail(round_.output_path)
             if round_.finished or round_.current is None:
