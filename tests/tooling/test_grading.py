@@ -6,11 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import jsonschema
@@ -26,9 +21,7 @@ from tests.tooling.submissions import (
     RED_TEAM,
     ROOT,
     Fixture,
-    complete_submission,
     copy_of_reference,
-    replace_region,
 )
 
 pytestmark = pytest.mark.provided
@@ -167,39 +160,6 @@ def left_by(process: Path, base: Path) -> bool:
     return str(base).encode() in command or command.startswith(b"sleep\x00600")
 
 
-WEAKER = ("complete", "half-done", "reads-hidden-tests-into-errors",
-          "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests")  # fmt: skip
-
-
-@pytest.mark.skipif(not AS_ROOT, reason="only root can choose to separate users")
-@pytest.mark.parametrize("mode", ["separate user", "same user"])
-def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, mode: str):
-    """Without namespaces the worker still cannot read or write the course and the output
-    (the folders are closed to other users); as the grading user it can, and the report says
-    so. Either way each submission scores what its values earn."""
-    course = copy_of_reference(tmp_path / "course")
-    before = course_state(course)
-    chosen = [fixture for fixture in BATCH if fixture.name in WEAKER]
-    for fixture in chosen:
-        # As the grading user, the tampering ones would really change the course: only the
-        # honest ones are graded that way.
-        if mode == "separate user" or not fixture.name.startswith(("reads", "writes", "rew")):
-            fixture.build(tmp_path / "submissions" / fixture.name)
-    submissions = students_in(tmp_path / "submissions")
-    output = tmp_path / "grades"
-    grade_batch(course, submissions, output, CHAPTER_1, LIMITS, jobs=2, sandbox=mode)
-    for fixture in chosen:
-        if fixture.name not in submissions:
-            continue
-        results = results_of(output, fixture.name)
-        done = set(CHAPTER_1) - set(fixture.lost)
-        assert results["score"] == pytest.approx(expected_score(done)), fixture.name
-        assert fixture.says in everything_said(results)
-        assert results["extra_data"]["sandbox"] == mode
-        assert ("Off here" in results["output"]) and ("network" in results["output"])
-    assert course_state(course) == before
-
-
 def owner_of(process: Path) -> int | None:
     """The real user ID of a process in /proc (None if it has ended)."""
     try:
@@ -218,67 +178,6 @@ def test_tests_that_never_ran_score_zero():
     results = results_json(expected, run, Assembly(ROOT), LIMITS, "isolated", 1.0)
     assert results["score"] == pytest.approx(BY_ID["1.1"].points / 2)
     assert "test_a.py::test_2: never ran" in results["tests"][0]["output"]
-
-
-def generated_submission(folder: Path, done: set[str]) -> None:
-    """A complete submission with the chapter-1 exercises not in `done` left unstarted."""
-    complete_submission(folder)
-    for exercise_id in set(CHAPTER_1) - done:
-        replace_region(folder / BY_ID[exercise_id].path, exercise_id, "raise NotImplementedError")
-
-
-def wait_for(condition, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(0.2)
-
-
-def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_path: Path):
-    generator = random.Random(7)
-    done = {}
-    graded = ["1.1", "1.3"]  # two quick exercises: the batch, not the tests, is on trial
-    for number in range(50):
-        student = f"student{number:02d}"
-        done[student] = {e for e in graded if generator.random() < 0.5}
-        generated_submission(tmp_path / "batch" / student, done[student])
-    output = tmp_path / "grades"
-    command = [
-        sys.executable, "-m", "instructor.cli", "grade", str(tmp_path / "batch"), "--batch",
-        "--out", str(output), "--exercise", "1.1", "--exercise", "1.3", "--jobs", "2",
-        "--course", str(ROOT),
-    ]  # fmt: skip
-    scratch = tmp_path / "scratch"  # where the batch's test processes run
-    scratch.mkdir()
-    environment = {**os.environ, "TMPDIR": str(scratch)}
-    batch = subprocess.Popen(
-        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment
-    )
-    wait_for(lambda: len(list(output.glob("*/results.json"))) >= 20, 300)
-    batch.send_signal(signal.SIGKILL)
-    batch.wait()
-
-    def orphans() -> bytes:
-        return subprocess.run(["pgrep", "-f", str(scratch)], capture_output=True).stdout
-
-    wait_for(lambda: orphans() == b"", 10)  # its test processes die with it
-    finished = {path.parent.name: path.stat().st_mtime_ns for path in output.glob("*/results.json")}
-    assert 20 <= len(finished) < 50
-    assert not list(output.glob("*/.results.json.*")), "a half-written result was left"
-
-    resumed = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert f"{len(finished)} students already graded" in resumed.stdout
-    for student, mtime in finished.items():
-        assert (output / student / "results.json").stat().st_mtime_ns == mtime, student
-    rows = list(csv.DictReader((output / "gradebook.csv").open()))
-    assert [row["student"] for row in rows] == sorted(done)
-    for row in rows:
-        assert float(row["total"]) == pytest.approx(expected_score(done[row["student"]]))
-        for exercise_id in graded:
-            wanted = BY_ID[exercise_id].points if exercise_id in done[row["student"]] else 0
-            assert float(row[exercise_id]) == pytest.approx(wanted)
-    assert "[" in resumed.stderr and f"/{50 - len(finished)}" in resumed.stderr  # progress bar
 
 
 def test_no_process_is_started_with_preexec_fn():
