@@ -10,6 +10,7 @@ from pathlib import Path
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.cli import course_option, root_of, run
 
+from .sandbox import MODES
 from .verify import GATES
 
 DESCRIPTION = """\
@@ -166,7 +167,7 @@ def parser() -> argparse.ArgumentParser:
     )
     grade.add_argument(
         "--sandbox",
-        choices=["auto", "isolated", "separate user", "same user"],
+        choices=["auto", *MODES],
         default="auto",
         help="how far to confine submitted code (default: the most this machine allows)",
     )

@@ -38,6 +38,7 @@ from instructor.plain_data import (
     raised,
 )
 from instructor.sandbox_worker import BOOT, STOP_SIGNAL
+from tenxor.course.running import exit_in_words
 
 MODES = ("isolated", "separate user", "same user")
 UID_BASE = 61000  # worker users: UID_BASE + BLOCK * block + slot, one per judge at a time
@@ -97,14 +98,6 @@ class SandboxFailure(Exception):
 
 class LimitReached(Exception):
     """A call of an exercise ran out of time, or the exercise used up what it may use."""
-
-
-def exit_in_words(code: int | None) -> str:
-    if code is None:
-        return "it was still running"
-    if code < 0:
-        return f"signal {signal.Signals(-code).name}"
-    return f"exit code {code}"
 
 
 def worker_environment() -> dict[str, str]:
