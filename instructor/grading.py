@@ -582,6 +582,24 @@ def students_in(folder: Path) -> dict[str, Path]:
     }
 
 
+def earlier_results(
+    submissions: dict[str, Path], results_path: Callable[[str], Path], graded: list[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
+    """The results already written for the same submitted modules and the same exercises, and
+    the submissions still to grade."""
+    rows, pending = {}, {}
+    for student, folder in submissions.items():
+        previous = results_path(student)
+        if previous.exists():
+            results = json.loads(previous.read_text(encoding="utf-8"))
+            same = results.get("extra_data", {}).get("submission") == submission_digest(folder)
+            if same and sorted(results["extra_data"]["exercises"]) == sorted(graded):
+                rows[student] = results
+                continue
+        pending[student] = folder
+    return rows, pending
+
+
 def grade_batch(
     course: Path,
     submissions: dict[str, Path],
@@ -604,37 +622,30 @@ def grade_batch(
         return output / "results.json" if single else output / student / "results.json"
 
     selection = selection or [item.id for item in CATALOG]
-    expected = reference_tests(course, selection)
-    graded = sorted(set(expected.values()), key=list(BY_ID).index)
-    rows, pending = {}, {}
-    for student, folder in submissions.items():
-        previous = results_path(student)
-        if previous.exists():
-            results = json.loads(previous.read_text(encoding="utf-8"))
-            same = results.get("extra_data", {}).get("submission") == submission_digest(folder)
-            if same and sorted(results["extra_data"]["exercises"]) == sorted(graded):
+    seen = [output, *{folder.parent if not single else folder for folder in submissions.values()}]
+    with ThreadPoolExecutor(max_workers=1) as collector:
+        collecting = collector.submit(reference_tests, course, selection)
+        with (
+            bench_for(course, seen, limits, jobs, sandbox) as bench,  # set up meanwhile
+            ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
+        ):
+            expected = collecting.result()
+            graded = sorted(set(expected.values()), key=list(BY_ID).index)
+            rows, pending = earlier_results(submissions, results_path, graded)
+            if report and rows:
+                report(f"{len(rows)} students already graded; grading the other {len(pending)}.")
+            bar = ProgressBar(len(pending))
+            futures = {
+                pool.submit(grade_submission, bench, folder, expected): student
+                for student, folder in pending.items()
+            }
+            for future in as_completed(futures):
+                student = futures[future]
+                results = future.result()
+                write_atomically(results_path(student), json.dumps(results, indent=1))
                 rows[student] = results
-                continue
-        pending[student] = folder
-    if report and rows:
-        report(f"{len(rows)} students already graded; grading the other {len(pending)}.")
-    bar = ProgressBar(len(pending))
-    seen = [output, *{folder.parent if not single else folder for folder in pending.values()}]
-    with (
-        bench_for(course, seen, limits, jobs, sandbox) as bench,
-        ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
-    ):
-        futures = {
-            pool.submit(grade_submission, bench, folder, expected): student
-            for student, folder in pending.items()
-        }
-        for future in as_completed(futures):
-            student = futures[future]
-            results = future.result()
-            write_atomically(results_path(student), json.dumps(results, indent=1))
-            rows[student] = results
-            write_atomically(output / "gradebook.csv", gradebook_csv(rows, graded))
-            bar.step(f"{student}: {results['score']:g}/{results['extra_data']['max_score']}")
+                write_atomically(output / "gradebook.csv", gradebook_csv(rows, graded))
+                bar.step(f"{student}: {results['score']:g}/{results['extra_data']['max_score']}")
     gradebook = output / "gradebook.csv"
     write_atomically(gradebook, gradebook_csv(rows, graded))
     return gradebook
