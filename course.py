@@ -7,7 +7,7 @@
 
 Both create a virtual environment in .venv on first use and reinstall only when
 pyproject.toml changes. `test` runs ruff, then `tenxor-instructor verify` (whose first gate runs
-every test of the course, public and hidden), then the tests of the course tooling, diagrams
+every test of the course, public and hidden) beside the tests of the course tooling, diagrams
 included, and last `pytest --nbval` on the notebooks (they must reproduce their stored
 outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser tests.
 Arguments after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
@@ -20,6 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -106,12 +107,20 @@ def test(pytest_args: list[str]) -> int:
     if lint != 0:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
-    verified = run(venv_python(), "-m", "instructor.cli", "verify", "--course", ROOT)
     browser_for_ci()
-    # The tooling's test files run side by side, one per core (a file's tests share their
-    # module-wide set-ups); the notebooks one after another, each in a fresh kernel.
-    parallel = ("-n", "auto", "--dist", "loadfile")
-    tooling = run(venv_python(), "-m", "pytest", *parallel, "tests/tooling")
+    # verify runs on one core, beside the tooling's test files, which run side by side, one
+    # per core (a file's tests share their module-wide set-ups); its report follows theirs.
+    # Then the notebooks, one after another, each in a fresh kernel.
+    print("verify runs beside the tooling's tests; its report follows theirs.", flush=True)
+    with tempfile.TemporaryFile() as report:
+        verify = [venv_python(), "-m", "instructor.cli", "verify", "--course", ROOT]
+        verifying = subprocess.Popen(verify, cwd=ROOT, stdout=report, stderr=subprocess.STDOUT)
+        parallel = ("-n", "auto", "--dist", "loadfile")
+        tooling = run(venv_python(), "-m", "pytest", *parallel, "tests/tooling")
+        verified = verifying.wait()
+        report.seek(0)
+        sys.stdout.buffer.write(report.read())
+        sys.stdout.flush()
     notebooks = 0
     if (ROOT / "notebooks").exists():
         notebooks = run(venv_python(), "-m", "pytest", "--nbval", "notebooks")

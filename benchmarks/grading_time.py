@@ -1,6 +1,6 @@
 """How long grading one complete, correct submission of the whole course takes.
 
-    python -m benchmarks.grading_time [--repeats 3] [--no-readme]
+    python -m benchmarks.grading_time [--repeats 3] [--mode MODE] [--calls N] [--no-readme]
 
 Each run grades a submission holding the reference version of every exercise module, with
 the course's public and hidden tests, as `tenxor-instructor grade` does, into a fresh output
@@ -32,7 +32,7 @@ from instructor.grading import (
 )
 from instructor.judge import pin
 from instructor.release import write_tree
-from instructor.sandbox import Sandbox, SandboxConfig
+from instructor.sandbox import MODES, Sandbox, SandboxConfig
 from tenxor.course.catalog import CATALOG
 
 from .report import duration, machine, replace_between
@@ -129,6 +129,13 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--repeats", type=int, default=3, help="gradings of the submission")
     parser.add_argument("--exercise", action="append", help="grade only these (default: all)")
+    parser.add_argument(
+        "--mode",
+        action="append",
+        choices=MODES,
+        help="time only these sandbox modes (default: every usable)",
+    )
+    parser.add_argument("--calls", type=int, default=20_000, help="calls timed one by one")
     parser.add_argument("--no-readme", action="store_true", help="leave the README as it is")
     options = parser.parse_args(argv)
     selection = options.exercise or [item.id for item in CATALOG]
@@ -139,11 +146,11 @@ def main(argv: list[str]) -> int:
         runs.append(seconds)
         print(f"run {number + 1}: {duration(seconds)}, score {score:g}", flush=True)
     by_mode = {}
-    for mode in usable_modes():
+    for mode in options.mode or usable_modes():
         with tempfile.TemporaryDirectory(prefix="tenxor-grading-time-") as folder:
             by_mode[mode] = grading_seconds(Path(folder), selection, mode)[0]
         print(f"{mode}: {duration(by_mode[mode])}", flush=True)
-    text = table(runs, score, selection, by_mode, call_microseconds())
+    text = table(runs, score, selection, by_mode, call_microseconds(options.calls))
     print(text)
     if not options.no_readme:
         replace_between(README, START, END, text)
