@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -47,11 +48,13 @@ def run_all(size: str, repeats: int, modules: list[str] = CONTENDERS) -> dict[st
     return results
 
 
-def write(results: dict[str, Any], out: Path, repeats: int) -> str:
+def write(
+    results: dict[str, Any], out: Path, repeats: int, load: tuple[float, float] | None = None
+) -> str:
     """Write results.md, chart.svg and results.json into `out`; the Markdown report."""
     out.mkdir(parents=True, exist_ok=True)
     date = datetime.date.today().isoformat()
-    markdown = report.markdown_report(results, date, repeats)
+    markdown = report.markdown_report(results, date, repeats, load)
     (out / "results.md").write_text("# Benchmark results\n\n" + markdown, encoding="utf-8")
     (out / "chart.svg").write_text(report.chart(results), encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
@@ -71,11 +74,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--size", choices=["full", "tiny"], default="full")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where the results go")
     options = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
     results = run_all(options.size, options.repeats)
+    load = (load_before, os.getloadavg()[0])
     print(report.text_report(results))
     if options.size == "tiny":
         print("\n(tiny inputs time the overheads, not the kernels: the targets are for full size)")
-    markdown = write(results, options.out, options.repeats)
+    markdown = write(results, options.out, options.repeats, load)
     if options.size == "full" and options.out.resolve() == RESULTS:
         update_readme(markdown)
     print(f"\nwritten: {options.out / 'results.md'}, {options.out / 'chart.svg'}")

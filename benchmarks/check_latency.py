@@ -85,8 +85,10 @@ WRONG_ANSWERS = {
         "        best = position\n"
         "return best\n"
     ),
-    "6.1": (  # only the receiving node i is asked to be real
-        "real = node_mask != 0\nreturn real.unsqueeze(2).expand(-1, -1, real.shape[1])\n"
+    "6.2": (  # only the receiving node i is asked to be real: padding senders count
+        "receiving = (node_mask != 0).unsqueeze(2).expand(-1, -1, node_mask.shape[1])\n"
+        "edges = (adjacency != 0) * receiving\n"
+        "return where(self_loops(adjacency.shape[-1]), receiving, edges)\n"
     ),
 }
 

@@ -2,10 +2,11 @@
 
     python -m benchmarks.contender <module> <size> <repeats>
 
-prints one JSON object: for each workload the seconds of each timed run and the peak bytes
-allocated while it ran, the bytes a transposed view of a 1,000,000-element tensor allocates,
-and the contender's extra measurements. A result that differs from NumPy's stops the run with
-exit code 1 and a message naming the contender, the workload and the difference.
+prints one JSON object: for each workload the contender runs, the seconds of each timed run
+and the peak bytes allocated while it ran; the bytes a transposed view of a 1,000,000-element
+tensor allocates; and the contender's extra measurements. A result that differs from NumPy's
+stops the run with exit code 1 and a message naming the contender, the workload and the
+difference.
 """
 
 from __future__ import annotations
@@ -96,12 +97,22 @@ def view_bytes(module: ModuleType) -> int | None:
 
 
 def measure(module: ModuleType, size: str, repeats: int) -> dict[str, Any]:
-    """Check and time every workload of `module`; its extra measurements and view bytes too."""
+    """Check and time every workload of `module`; its extra measurements and view bytes too.
+
+    A workload missing from the module's IMPLEMENTATIONS is left out. A function in its
+    PREPARE turns the converted inputs into the ones the implementation takes (the padded
+    batch into an edge list, say), before the checked run and untimed.
+    """
     results: dict[str, Any] = {"name": module.NAME, "workloads": {}, "extras": {}}
+    prepare = getattr(module, "PREPARE", {})
     for workload in WORKLOADS:
+        implementation = module.IMPLEMENTATIONS.get(workload.name)
+        if implementation is None:
+            continue
         arrays = inputs(workload, size)
         converted = [module.convert(a) for a in arrays]
-        implementation = module.IMPLEMENTATIONS[workload.name]
+        if workload.name in prepare:
+            converted = list(prepare[workload.name](*converted))
 
         def run(implementation=implementation, converted=converted) -> Any:
             return implementation(*converted)
@@ -114,7 +125,8 @@ def measure(module: ModuleType, size: str, repeats: int) -> dict[str, Any]:
             "seconds": [seconds(run) for _ in range(count)],
             "peak_bytes": peak_bytes(run),
         }
-    for name, extra in getattr(module, "EXTRAS", {}).items():
+    for name, make in getattr(module, "EXTRAS", {}).items():
+        extra = make(size)
         extra()  # once before timing: it must succeed
         results["extras"][name] = {"seconds": [seconds(extra) for _ in range(repeats)]}
     results["view_bytes"] = view_bytes(module)

@@ -1,7 +1,9 @@
 """Contender: a plain Python loop over flat lists, written directly for each workload.
 
 The interpreter's floor: one loop iteration per element, the index arithmetic spelled out,
-no library in between. A tensor here is a pair (flat row-major list, shape).
+no library in between. A tensor here is a pair (flat row-major list, shape). The GATv2 layer
+has one version, which visits only the edges that exist; the edge-list workloads run it too
+and keep the rows of the real nodes.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .workloads import SLOPE
 
 NAME = "plain loop"
 
@@ -101,43 +105,57 @@ def view_chain(a: Flat) -> Flat:
     return out, (n2, 3, half, inner)
 
 
-def gatv2(x: Flat, adjacency: Flat, node_mask: Flat, theta_source: Flat, theta_target: Flat,
-          attention: Flat, slope: float = 0.01) -> Flat:  # fmt: skip
-    """The GATv2 layer, one graph, node, neighbour and head at a time."""
-    (xs_in, (batch, nodes, di)), (adj, _), (mask, _) = x, adjacency, node_mask
-    (ts, (_, da)), (tt, _), (att, (_, heads)) = theta_source, theta_target, attention
+def gatv2(x: Flat, adjacency: Flat, node_mask: Flat, theta_receiver: Flat, theta_sender: Flat,
+          attention: Flat, bias_receiver: Flat, bias_sender: Flat, bias: Flat,
+          slope: float = SLOPE) -> Flat:  # fmt: skip
+    """GATv2Conv's layer on a padded batch, heads concatenated, one graph, node and head at a
+    time, over the edges that exist: [B, N, H * DA], zeros at padding nodes."""
+    (features, (batch, nodes, di)), (adj, _), (mask, _) = x, adjacency, node_mask
+    (receive, (_, heads, da)), (send, _), (att, _) = theta_receiver, theta_sender, attention
+    (receive_bias, _), (send_bias, _), (out_bias, _) = bias_receiver, bias_sender, bias
+    width = heads * da  # a projection holds head 0's DA features, then head 1's, ...
 
-    def project(theta: list[float], b: int, i: int) -> list[float]:
-        row = (b * nodes + i) * di
-        return [sum(xs_in[row + p] * theta[p * da + d] for p in range(di)) for d in range(da)]
+    def project(theta: list[float], offset: list[float], node: int) -> list[float]:
+        row = node * di
+        return [offset[c] + sum(features[row + p] * theta[p * width + c] for p in range(di))
+                for c in range(width)]  # fmt: skip
 
-    out = [0.0] * (batch * nodes * da)
+    out = [0.0] * (batch * nodes * width)
     for b in range(batch):
-        source = [project(ts, b, i) for i in range(nodes)]
-        target = [project(tt, b, j) for j in range(nodes)]
-        for i in range(nodes):
-            if not mask[b * nodes + i]:
-                continue
-            heard = [j for j in range(nodes) if j != i and mask[b * nodes + j]
-                     and adj[(b * nodes + i) * nodes + j]]  # fmt: skip
-            attended = [i, *heard]
+        real = [i for i in range(nodes) if mask[b * nodes + i]]
+        receiver = {i: project(receive, receive_bias, b * nodes + i) for i in real}
+        sender = {j: project(send, send_bias, b * nodes + j) for j in real}
+        for i in real:
+            row = (b * nodes + i) * nodes
+            heard = [j for j in real if j != i and adj[row + j]] + [i]  # and itself
+            base = (b * nodes + i) * width
             for h in range(heads):
+                columns = range(h * da, (h + 1) * da)
                 logits = []
-                for j in attended:
+                for j in heard:
                     score = 0.0
-                    for d in range(da):
-                        z = source[i][d] + target[j][d]
-                        score += att[d * heads + h] * (z if z > 0 else slope * z)
+                    for c in columns:
+                        z = receiver[i][c] + sender[j][c]
+                        score += att[c] * (z if z > 0 else slope * z)
                     logits.append(score)
                 top = max(logits)
                 weights = [math.exp(v - top) for v in logits]
                 total = sum(weights)
-                for position, j in enumerate(attended):
-                    features = source[i] if j == i else target[j]
-                    alpha = weights[position] / total / heads
-                    for d in range(da):
-                        out[(b * nodes + i) * da + d] += alpha * features[d]
-    return out, (batch, nodes, da)
+                for weight, j in zip(weights, heard):
+                    alpha = weight / total
+                    for c in columns:
+                        out[base + c] += alpha * sender[j][c]
+            for c in range(width):
+                out[base + c] += out_bias[c]
+    return out, (batch, nodes, width)
+
+
+def gatv2_real_nodes(x: Flat, adjacency: Flat, node_mask: Flat, *weights: Flat) -> Flat:
+    """The same loop's output at the real nodes only, in batch order: [V, H * DA]."""
+    values, (batch, nodes, width) = gatv2(x, adjacency, node_mask, *weights)
+    mask = node_mask[0]
+    rows = [p for p in range(batch * nodes) if mask[p]]
+    return [v for p in rows for v in values[p * width : (p + 1) * width]], (len(rows), width)
 
 
 IMPLEMENTATIONS = {
@@ -147,5 +165,8 @@ IMPLEMENTATIONS = {
     "batched matmul": batched_matmul,
     "softmax": softmax,
     "five views, one op": view_chain,
-    "GATv2 forward": gatv2,
+    "GATv2 dense, N=16": gatv2,
+    "GATv2 edges, N=16": gatv2_real_nodes,
+    "GATv2 dense, N=64": gatv2,
+    "GATv2 edges, N=64": gatv2_real_nodes,
 }

@@ -21,7 +21,9 @@ RATIOS = [(TENXOR, LOOP), (WRAPPER, TENXOR), (LOOP, NUMPY)]  # (slower, faster) 
 
 @dataclass(frozen=True)
 class Target:
-    """A goal for one ratio of medians on some workloads: at most `limit`, or at least it."""
+    """A goal for ratios of medians: `slower`'s time on each of `workloads` over `faster`'s on
+    the same workload, or on the matching one of `against` when it is given; at most `limit`,
+    or at least it."""
 
     text: str
     workloads: tuple[str, ...]
@@ -29,11 +31,17 @@ class Target:
     faster: str
     limit: float
     at_most: bool = True
+    against: tuple[str, ...] = ()
 
     def reached(self, ratio: float) -> bool:
         return ratio <= self.limit if self.at_most else ratio >= self.limit
 
+    def pairs(self) -> list[tuple[str, str]]:
+        """(slower's workload, faster's workload) for each ratio of the target."""
+        return list(zip(self.workloads, self.against or self.workloads))
 
+
+DENSE_16, EDGES_16 = "GATv2 dense, N=16", "GATv2 edges, N=16"
 TARGETS = [
     Target("tenxor no slower than the plain loop (contiguous elementwise and reductions)",
            ("sum over each dim", "softmax"), TENXOR, LOOP, 1.0),
@@ -42,6 +50,10 @@ TARGETS = [
            TENXOR, LOOP, 2.0),
     Target("tenxor at least 20x faster than the wrapper design",
            ("broadcast add", "batched matmul"), WRAPPER, TENXOR, 20.0, at_most=False),
+    Target("tenxor's edge-list GATv2 at least 3x faster than its dense one at N=16",
+           (DENSE_16,), TENXOR, TENXOR, 3.0, at_most=False, against=(EDGES_16,)),
+    Target("tenxor's edge-list GATv2 within 2x of the plain loop",
+           (EDGES_16, "GATv2 edges, N=64"), TENXOR, LOOP, 2.0),
 ]  # fmt: skip
 VIEW_LIMIT = 4096  # bytes: a view allocates a layout (a copy of 10^6 floats: 8 MB)
 
@@ -76,14 +88,20 @@ def size(count: int | None) -> str:
         return "no views"
     for unit, scale in (("MiB", 2**20), ("KiB", 2**10)):
         if count >= scale:
-            return f"{count / scale:.3g} {unit}"
+            value = count / scale
+            return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
     return f"{count} B"
 
 
-def ratio(table: dict[str, dict[str, float]], slower: str, faster: str, key: str) -> float | None:
-    if slower not in table or faster not in table:
+def ratio(table: dict[str, dict[str, float]], slower: str, faster: str, key: str,
+          faster_key: str | None = None) -> float | None:  # fmt: skip
+    """`slower`'s median on `key` over `faster`'s on `faster_key` (default `key`); None when
+    either was not measured."""
+    numerator = table.get(slower, {}).get(key)
+    denominator = table.get(faster, {}).get(key if faster_key is None else faster_key)
+    if numerator is None or denominator is None:
         return None
-    return table[slower][key] / table[faster][key]
+    return numerator / denominator
 
 
 def times_text(value: float | None) -> str:
@@ -106,13 +124,16 @@ def rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
+def peak(result: dict[str, Any], workload: str) -> str:
+    """A contender's peak memory on a workload, "-" if it left the workload out."""
+    measured = result["workloads"].get(workload)
+    return "-" if measured is None else size(measured["peak_bytes"])
+
+
 def memory_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     """The header and rows of the memory table: peak bytes per workload, then view bytes."""
     names = [name for name in ORDER if name in results]
-    body = [
-        [w.name, *(size(results[n]["workloads"][w.name]["peak_bytes"]) for n in names)]
-        for w in WORKLOADS
-    ]
+    body = [[w.name, *(peak(results[n], w.name) for n in names)] for w in WORKLOADS]
     shape = " x ".join(map(str, VIEW_SHAPE))
     body.append([f"transposed view of {shape}", *(size(results[n]["view_bytes"]) for n in names)])
     return ["peak memory", *names], body
@@ -124,11 +145,12 @@ def target_lines(results: dict[str, Any]) -> list[str]:
     lines = []
     for target in TARGETS:
         parts = []
-        for workload in target.workloads:
-            value = ratio(table, target.slower, target.faster, workload)
+        for workload, against in target.pairs():
+            value = ratio(table, target.slower, target.faster, workload, against)
             if value is not None:
                 mark = "reached" if target.reached(value) else "NOT reached"
-                parts.append(f"{workload} {value:.2f} ({mark})")
+                label = workload if against == workload else f"{workload} / {against}"
+                parts.append(f"{label} {value:.2f} ({mark})")
         lines.append(f"{target.text}: {'; '.join(parts) or 'not measured'}")
     if TENXOR in results:
         view = results[TENXOR]["view_bytes"]
@@ -178,11 +200,18 @@ def text_report(results: dict[str, Any]) -> str:
     ])  # fmt: skip
 
 
-def markdown_report(results: dict[str, Any], date: str, repeats: int) -> str:
-    """The same report in Markdown, with the machine and the date."""
+def markdown_report(results: dict[str, Any], date: str, repeats: int,
+                    load: tuple[float, float] | None = None) -> str:  # fmt: skip
+    """The same report in Markdown, with the machine, the date and the load average before and
+    after the run."""
+    busy = "" if load is None else (
+        f"; load average {load[0]:.2f} before and {load[1]:.2f} after (the machine's other "
+        "work slows the contenders down)"
+    )  # fmt: skip
     return "\n".join([
-        f"Measured on {date}: {machine()}. Each contender ran in its own process; each time is",
-        f"the median of {repeats} runs (3 for a workload slower than 5 s) after one checked run.",
+        f"Measured on {date}: {machine()}{busy}. Each contender ran in its own process; each",
+        f"time is the median of {repeats} runs (3 for a workload slower than 5 s) after one "
+        "checked run.",
         "",
         markdown_table(*rows(results)),
         "",

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 Arrays = tuple[np.ndarray, ...]
+SLOPE = 0.2  # LeakyReLU's slope in the GATv2 layer, as in GATv2Conv
+NEIGHBOURS = 3  # how many other nodes each node of a graph receives from
 
 
 @dataclass(frozen=True)
@@ -65,24 +67,38 @@ def view_chain(a: np.ndarray) -> np.ndarray:
     return v * 2.0
 
 
-def gatv2(x, adjacency, node_mask, theta_source, theta_target, attention, slope=0.01):
-    """The GATv2 layer of chapter 6 from its equations, vectorised."""
-    nodes = node_mask.shape[1]
+def leaky_relu(z: np.ndarray, slope: float) -> np.ndarray:
+    return np.where(z > 0, z, slope * z)
+
+
+def gatv2(x, adjacency, node_mask, theta_receiver, theta_sender, attention, bias_receiver,
+          bias_sender, bias, slope=SLOPE):  # fmt: skip
+    """The GATv2 layer on a padded batch as GATv2Conv computes it, heads concatenated:
+    [B, N, H * DA], zeros at padding nodes."""
+    batch, nodes, _ = x.shape
     real = node_mask.astype(bool)
     both = real[:, :, None] & real[:, None, :]
-    neighbour = adjacency.astype(bool) & both & ~np.eye(nodes, dtype=bool)
-    attends = neighbour | (np.eye(nodes, dtype=bool) & both)
-    xs, xt = x @ theta_source, x @ theta_target
-    z = xs[:, :, None, :] + xt[:, None, :, :]
-    logits = np.einsum("bijd,dh->bijh", np.where(z > 0, z, slope * z), attention)
+    diagonal = np.eye(nodes, dtype=bool)
+    attends = np.where(diagonal, both, adjacency.astype(bool) & both)  # [B, N (i), N (j)]
+    receiver = np.einsum("bnd,dhk->bnhk", x, theta_receiver) + bias_receiver  # [B, N, H, DA]
+    sender = np.einsum("bnd,dhk->bnhk", x, theta_sender) + bias_sender
+    pairs = receiver[:, :, None] + sender[:, None, :]  # [B, N (i), N (j), H, DA]
+    logits = np.einsum("bijhk,hk->bijh", leaky_relu(pairs, slope), attention)
     logits = np.where(attends[..., None], logits, -np.inf)
     top = logits.max(axis=2, keepdims=True)
     e = np.exp(logits - np.where(np.isfinite(top), top, 0.0))
     total = e.sum(axis=2, keepdims=True)
-    alpha = np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-    own = np.einsum("biih,bid->bihd", alpha, xs)
-    heard = np.einsum("bijh,bij,bjd->bihd", alpha, neighbour, xt)
-    return (own + heard).mean(axis=2)
+    alpha = np.divide(e, total, out=np.zeros_like(e), where=total > 0)  # [B, N, N, H]
+    received = np.einsum("bijh,bjhk->bihk", alpha, sender)
+    out = received.reshape(batch, nodes, -1) + bias
+    return np.where(real[..., None], out, 0.0)
+
+
+def gatv2_real_nodes(x, adjacency, node_mask, *weights) -> np.ndarray:
+    """The same layer's output at the real nodes only, in batch order: [V, H * DA], what the
+    layer on the batch's edge list computes."""
+    out = gatv2(x, adjacency, node_mask, *weights)
+    return out.reshape(-1, out.shape[-1])[node_mask.reshape(-1) != 0]
 
 
 # Inputs.
@@ -102,14 +118,28 @@ def one(full, tiny):
     return make
 
 
-def graph_batch(rng: np.random.Generator, size: str) -> Arrays:
-    """x, adjacency, node_mask and the layer's weights: B=32, N=16, DI=16, DA=16, H=4."""
-    b, n, di, da, h = pick(size, (32, 16, 16, 16, 4), (2, 4, 3, 2, 2))
-    counts = rng.integers(1, n + 1, b)
-    node_mask = (np.arange(n)[None, :] < counts[:, None]).astype(float)
-    adjacency = (rng.uniform(size=(b, n, n)) < 0.3).astype(float)
-    x = uniform(rng, b, n, di) * node_mask[:, :, None]
-    return x, adjacency, node_mask, uniform(rng, di, da), uniform(rng, di, da), uniform(rng, da, h)
+def graph_batch(full_nodes: int) -> Callable[[np.random.Generator, str], Arrays]:
+    """Padded batches of graphs, N = `full_nodes` at full size: x, adjacency, node_mask and a
+    layer's weights (theta_receiver, theta_sender, attention, bias_receiver, bias_sender,
+    bias), B=32, DI=16, DA=16, H=4. Graph b has N - (b mod (N/4 + 1)) real nodes, the rest is
+    padding; each real node receives from NEIGHBOURS other real nodes drawn at random, and no
+    node from itself."""
+
+    def make(rng: np.random.Generator, size: str) -> Arrays:
+        b, n, di, da, h = pick(size, (32, full_nodes, 16, 16, 4), (2, 5, 3, 2, 2))
+        counts = n - np.arange(b) % (n // 4 + 1)  # N, N - 1, ..., N - N/4 real nodes, then N again
+        node_mask = (np.arange(n)[None, :] < counts[:, None]).astype(float)
+        adjacency = np.zeros((b, n, n))
+        for graph, count in enumerate(counts):
+            for i in range(count):
+                others = [j for j in range(count) if j != i]
+                adjacency[graph, i, rng.choice(others, NEIGHBOURS, replace=False)] = 1.0
+        x = uniform(rng, b, n, di) * node_mask[:, :, None]
+        thetas = uniform(rng, di, h, da), uniform(rng, di, h, da)
+        biases = uniform(rng, h, da), uniform(rng, h, da), uniform(rng, h * da)
+        return x, adjacency, node_mask, *thetas, uniform(rng, h, da), *biases
+
+    return make
 
 
 WORKLOADS = [
@@ -125,7 +155,14 @@ WORKLOADS = [
              one((128, 256), (3, 5)), softmax_last),
     Workload("five views, one op", "(64, 64, 64): permute, slice, flip, unsqueeze, expand; * 2",
              one((64, 64, 64), (4, 4, 3)), view_chain),
-    Workload("GATv2 forward", "B=32, N=16, DI=16, DA=16, H=4", graph_batch, gatv2),
+    Workload("GATv2 dense, N=16", "B=32, N=16, DI=16, DA=16, H=4, 3 neighbours; padded batch",
+             graph_batch(16), gatv2),
+    Workload("GATv2 edges, N=16", "the same graphs as one edge list; real nodes only",
+             graph_batch(16), gatv2_real_nodes),
+    Workload("GATv2 dense, N=64", "B=32, N=64, DI=16, DA=16, H=4, 3 neighbours; padded batch",
+             graph_batch(64), gatv2),
+    Workload("GATv2 edges, N=64", "the same graphs as one edge list; real nodes only",
+             graph_batch(64), gatv2_real_nodes),
 ]  # fmt: skip
 
 VIEW_SHAPE = (1000, 1000)  # the tensor whose transposed view is measured: 1,000,000 elements

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from instructor.plain_data import Kinds
+from instructor.plain_data import Kinds, records_in
 from instructor.sandbox import Sandbox, SandboxConfig
 from tenxor.course.catalog import CATALOG, Exercise, prerequisites
 from tenxor.course.runner import failure_in_words
@@ -40,6 +40,7 @@ def tensor_kinds() -> Kinds:
         tensor=importlib.import_module("tenxor.tensor").Tenxor,
         dtypes=dict(storage.DTYPES),
         exercise=lambda module, name: getattr(importlib.import_module(module), name),
+        records=records_in(importlib.import_module("tenxor.graph_attention")),
     )
 
 

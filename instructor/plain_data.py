@@ -11,6 +11,8 @@ starts with a tag that says what it stands for:
     ["D", name]               a DType
     ["S", dtype, values]      a Storage (values: its numbers, untagged)
     ["T", storage, shape, strides, offset]     a Tenxor
+    ["C", name, [field, value], ...]           a record of tenxor (a frozen dataclass such
+                              as the GATv2 layer), by its class name and fields
     ["R", n]                  the n-th list, dict or Storage of the call's arguments, itself
     ["X", module, name]       an exercise function
     ["N", module, name]       a function found by name (builtins, math, operator, tenxor)
@@ -28,6 +30,7 @@ it sends is only ever read back by a strict decoder.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import importlib
 import inspect
 import json
@@ -59,6 +62,19 @@ class Kinds:
     dtypes: dict[str, Any]
     exercise: Callable[[str, str], Callable[..., Any]]  # (module, name) -> the function
     callback: Callable[[int], Callable[..., Any]] | None = None  # handle -> a stand-in
+    records: dict[str, type] = field(default_factory=dict)  # class name -> a frozen dataclass
+
+
+def records_in(module: Any) -> dict[str, type]:
+    """The frozen dataclasses a module defines (the values it passes around as records)."""
+    return {
+        name: value
+        for name, value in vars(module).items()
+        if isinstance(value, type)
+        and value.__module__ == module.__name__
+        and dataclasses.is_dataclass(value)
+        and value.__dataclass_params__.frozen
+    }
 
 
 @dataclass
@@ -152,6 +168,8 @@ class Encoder:
             return ["s", *[self.encode(v, depth) for v in (value.start, value.stop, value.step)]]
         if kinds.dtypes.get(getattr(value, "name", None)) is value:
             return ["D", value.name]
+        if kinds.records.get(kind.__name__) is kind:
+            return self.record(value, depth)
         if self.lenient:
             return self.lenient_value(value, depth)
         if callable(value) and self.functions is not None:
@@ -175,12 +193,21 @@ class Encoder:
             layout = value.layout
             storage = self.encode(value.storage, depth)
             return ["T", storage, list(layout.shape), list(layout.strides), layout.offset]
+        record = next((r for r in kinds.records.values() if isinstance(value, r)), None)
+        if record is not None:
+            return self.record(value, depth, record)
         if isinstance(value, Iterator):
             return self.drained(value, depth)
         number = getattr(value, "item", None)
         if callable(number) and type(value).__module__ == "numpy":
             return self.encode(number(), depth)
         return ["?", type(value).__name__]
+
+    def record(self, value: Any, depth: int, kind: type | None = None) -> list[Any]:
+        """A frozen dataclass of tenxor as its class name and the values of its fields."""
+        fields = [f.name for f in dataclasses.fields(kind or type(value))]
+        encoded = [[name, self.encode(getattr(value, name), depth)] for name in fields]
+        return ["C", (kind or type(value)).__name__, *encoded]
 
     def mutable(self, value: Any, depth: int) -> list[Any]:
         """A list, dict or Storage: a reference if the call has it, else its contents."""
@@ -347,6 +374,18 @@ class Decoder:
         except (IndexError, ValueError) as error:
             raise UnreadableData(f"not a valid Tenxor: {error}") from None
 
+    def build_record(self, body: list[Any], depth: int) -> Any:
+        kind = self.kinds.records.get(body[0]) if body and isinstance(body[0], str) else None
+        if kind is None:
+            raise UnreadableData(f"no record of that name: {body[:1]!r}"[:200])
+        pairs = body[1:]
+        if not all(type(p) is list and len(p) == 2 and isinstance(p[0], str) for p in pairs):
+            raise UnreadableData("a record's fields must be [name, value] pairs")
+        names = [f.name for f in dataclasses.fields(kind)]
+        if [name for name, _ in pairs] != names:
+            raise UnreadableData(f"a {body[0]} needs exactly the fields {names}")
+        return kind(**{name: self.decode(value, depth) for name, value in pairs})
+
     def build_reference(self, body: list[Any], depth: int) -> Any:
         place = body[0] if len(body) == 1 else None
         if type(place) is not int or not 0 <= place < len(self.call.objects):
@@ -401,6 +440,7 @@ class Decoder:
         "D": build_dtype,
         "S": build_storage,
         "T": build_tensor,
+        "C": build_record,
         "R": build_reference,
         "X": build_exercise,
         "N": build_named,

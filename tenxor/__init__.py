@@ -1,7 +1,8 @@
 """tenxor: a tensor library built from scratch, one chapter at a time.
 
 The chapter modules hold the exercises: storage (1), strides (2), views (3), broadcasting
-(4) and reductions (5). `tenxor.course` holds the provided course tooling.
+(4), reductions (5), graph attention with gather and scatter (6). `tenxor.course` holds the
+provided course tooling.
 """
 
 from __future__ import annotations
@@ -9,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from .broadcasting import broadcast_shapes
-from .graph_attention import GATv2, gatv2
+from .graph_attention import GATv2, gatv2, gatv2_edges
 from .printing import tensor_to_string, tprint
+from .scatter import gather_rows, index_add, index_amax, index_reduce, segment_softmax
 from .storage import DTYPES, DType, Storage, bfloat16, float32, float64, int32, int64
 from .storage import bool_ as bool  # noqa: A001 - tenxor.bool, as torch.bool
 from .strides import Layout
@@ -19,9 +21,10 @@ from .tensor import Tenxor, arange, full, manual_seed, ones, rand, tensor, where
 __all__ = [
     "DTYPES", "DType", "GATv2", "Layout", "Storage", "Tenxor",
     "arange", "argmax", "bfloat16", "bool", "broadcast_shapes", "broadcast_to", "exp",
-    "float32", "float64", "full", "gatv2", "int32", "int64", "leaky_relu", "log", "manual_seed",
-    "masked_softmax", "matmul", "max", "mean", "min", "ones", "rand", "relu", "softmax",
-    "sum", "tensor", "tensor_to_string", "tprint", "where", "zeros",
+    "float32", "float64", "full", "gather_rows", "gatv2", "gatv2_edges", "index_add",
+    "index_amax", "index_reduce", "int32", "int64", "leaky_relu", "log", "manual_seed",
+    "masked_softmax", "matmul", "max", "mean", "min", "ones", "rand", "relu", "segment_softmax",
+    "softmax", "sum", "tensor", "tensor_to_string", "tprint", "where", "zeros",
 ]  # fmt: skip
 
 

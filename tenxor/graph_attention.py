@@ -1,23 +1,123 @@
-"""Chapter 6: a batched GATv2 graph-attention layer, built only from tensors and their operations.
+"""Chapter 6: GATv2 graph attention, built only from tensors and their operations.
 
-A batch holds B graphs padded to N nodes each. `node_mask[b, i]` says whether node i of graph
-b is real; `adjacency[b, i, j]` says whether node i receives a message from node j. For every
-real node i and every head h, attention weights alpha[b, i, j, h] are a softmax over i itself
-and its neighbours j of a_h . LeakyReLU(theta_source x_i + theta_target x_j); the new features
-of node i are the mean over heads of alpha_iih theta_source x_i plus the sum over neighbours
-j != i of alpha_ijh theta_target x_j. Padding nodes get zeros. No loop here touches an element:
-every step is a view, a broadcast, a reduction or a matmul of the earlier chapters. These are
-the exercises of notebook 06_gatv2.
+The layer is the one of Brody, Alon and Yahav, "How Attentive are Graph Attention Networks?"
+(ICLR 2022), computed exactly as PyTorch Geometric's `GATv2Conv` computes it. Node i receives
+from its neighbours j (an edge j -> i) and from itself. For every head h:
+
+    e[i, j, h] = a_h . LeakyReLU(R_h x_i + S_h x_j)        R: receiver, S: sender projection
+    alpha[i, j, h] = softmax of e[i, ., h] over j in the neighbours of i and i itself
+    out[i, h] = sum over those j of alpha[i, j, h] * S_h x_j
+
+and the heads are concatenated (H * DA features) or averaged (DA), plus a bias. In
+`GATv2Conv(DI, DA, heads=H)` the receiver projection R is `lin_r` (Θ_s in its documentation),
+the sender projection S is `lin_l` (Θ_t); `share_weights=True` makes them one.
+
+Two forms of the same layer: `gatv2` on a batch of B graphs padded to N nodes (`adjacency[b,
+i, j]` says whether node i receives from node j, `node_mask[b, i]` whether node i is real),
+which computes every pair of nodes; and `gatv2_edges` on an edge list (edges sources[k] ->
+targets[k]), which computes only the edges that exist. These are the exercises of notebook
+06_gatv2.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .storage import DType, float64
-from .tensor import Tenxor, arange, rand, where
+from .scatter import gather_rows, index_add, segment_softmax
+from .storage import DType, float64, int64
+from .tensor import Tenxor, arange, rand, tensor, where, zeros
 
-LEAKY_SLOPE = 0.01
+SLOPE = 0.2  # LeakyReLU's slope for negative values, as in the paper and GATv2Conv
+
+
+@dataclass(frozen=True)
+class GATv2:
+    """The weights and settings of one GATv2 layer; call it on (x, adjacency, node_mask).
+
+    theta_receiver and theta_sender are [DI, H, DA]: head h projects a node's DI features to
+    DA with theta[:, h, :]. With shared weights they are one tensor (and so are their biases).
+    attention is [H, DA]; bias_receiver and bias_sender are [H, DA]; the output bias is
+    [H * DA] when the heads are concatenated and [DA] when they are averaged. Any bias may be
+    None (GATv2Conv's bias=False).
+    """
+
+    theta_receiver: Tenxor
+    theta_sender: Tenxor
+    attention: Tenxor
+    bias_receiver: Tenxor | None = None
+    bias_sender: Tenxor | None = None
+    bias: Tenxor | None = None
+    concat: bool = True
+    slope: float = SLOPE
+
+    @property
+    def heads(self) -> int:
+        return self.attention.shape[0]
+
+    @property
+    def features_out(self) -> int:
+        """DA, the features of each head."""
+        return self.attention.shape[1]
+
+    @classmethod
+    def random(
+        cls,
+        features_in: int,
+        features_out: int,
+        heads: int,
+        seed: int,
+        concat: bool = True,
+        share_weights: bool = False,
+        bias: bool = True,
+        slope: float = SLOPE,
+        dtype: DType = float64,
+    ) -> GATv2:
+        """A layer with every weight drawn uniformly from [-1, 1), reproducible from `seed`,
+        configured as GATv2Conv(features_in, features_out, heads, concat, slope, bias,
+        share_weights)."""
+        shapes = {
+            "theta_receiver": (features_in, heads, features_out),
+            "theta_sender": (features_in, heads, features_out),
+            "attention": (heads, features_out),
+            "bias_receiver": (heads, features_out),
+            "bias_sender": (heads, features_out),
+            "bias": (heads * features_out if concat else features_out,),
+        }
+        weights = {
+            name: rand(*shape, seed=seed + k, low=-1.0, high=1.0, dtype=dtype)
+            for k, (name, shape) in enumerate(shapes.items())
+            if bias or not name.startswith("bias")
+        }
+        if share_weights:
+            weights["theta_sender"] = weights["theta_receiver"]
+            weights["bias_sender"] = weights.get("bias_receiver")
+        return cls(**weights, concat=concat, slope=slope)
+
+    def shared(self) -> GATv2:
+        """The same layer with shared weights: the receiver's projection used for senders."""
+        return replace(self, theta_sender=self.theta_receiver, bias_sender=self.bias_receiver)
+
+    def __call__(self, x: Tenxor, adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
+        """The layer's output for a padded batch: [B, N, H * DA], or [B, N, DA] averaged."""
+        return gatv2(x, adjacency, node_mask, self)
+
+    def on_edges(self, x: Tenxor, sources: Tenxor, targets: Tenxor) -> Tenxor:
+        """The layer's output for one edge list: [V, H * DA], or [V, DA] averaged."""
+        return gatv2_edges(x, sources, targets, self)
+
+    def attention_weights(self, x: Tenxor, adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
+        """The weights alpha [B, N, N, H] the layer gives each node's neighbours and itself,
+        to look at or draw."""
+        check_batch(x, adjacency, node_mask, self)
+        receiver = project(x, self.theta_receiver, self.bias_receiver)
+        sender = project(x, self.theta_sender, self.bias_sender)
+        logits = attention_logits(receiver, sender, self.attention, self.slope)
+        return attention_weights(logits, attends(adjacency, node_mask))
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks and helpers (provided)
+# ---------------------------------------------------------------------------------------------
 
 
 def self_loops(nodes: int) -> Tenxor:
@@ -26,187 +126,229 @@ def self_loops(nodes: int) -> Tenxor:
     return numbers.unsqueeze(1) == numbers.unsqueeze(0)
 
 
-def check_shapes(x: Tenxor, adjacency: Tenxor, node_mask: Tenxor, theta_source: Tenxor,
-                 theta_target: Tenxor, attention: Tenxor) -> None:  # fmt: skip
-    """Raise ValueError, naming every shape, unless the inputs of a GATv2 layer fit together:
-    x [B, N, DI], adjacency [B, N, N], node_mask [B, N], theta_source and theta_target
-    [DI, DA], attention [DA, H]."""
-    shapes = {
-        "x": x.shape,
-        "adjacency": adjacency.shape,
-        "node_mask": node_mask.shape,
-        "theta_source": theta_source.shape,
-        "theta_target": theta_target.shape,
-        "attention": attention.shape,
+def weight_problems(layer: GATv2, features_in: int) -> list[str]:
+    """The weights of a layer whose shapes do not fit nodes of `features_in` features, each
+    with its shape and the shape it should have."""
+    if layer.attention.ndim != 2:
+        return [f"attention {layer.attention.shape} (expected [H, DA])"]
+    heads, features = layer.attention.shape
+    expected = {
+        "theta_receiver": (layer.theta_receiver, (features_in, heads, features)),
+        "theta_sender": (layer.theta_sender, (features_in, heads, features)),
+        "bias_receiver": (layer.bias_receiver, (heads, features)),
+        "bias_sender": (layer.bias_sender, (heads, features)),
+        "bias": (layer.bias, (heads * features if layer.concat else features,)),
     }
-    fits = x.ndim == 3 and theta_source.ndim == 2 and attention.ndim == 2
+    return [
+        f"{name} {weight.shape} (expected {shape})"
+        for name, (weight, shape) in expected.items()
+        if weight is not None and weight.shape != shape
+    ]
+
+
+def check_batch(x: Tenxor, adjacency: Tenxor, node_mask: Tenxor, layer: GATv2) -> None:
+    """Raise ValueError, naming the shapes, unless a padded batch fits a layer: x [B, N, DI],
+    adjacency [B, N, N], node_mask [B, N], theta_receiver and theta_sender [DI, H, DA],
+    attention [H, DA], the biases as GATv2 says."""
+    fits = x.ndim == 3
     if fits:
-        (b, n, di), (_, da) = x.shape, theta_source.shape
-        fits = (
-            adjacency.shape == (b, n, n)
-            and node_mask.shape == (b, n)
-            and theta_source.shape == theta_target.shape == (di, da)
-            and attention.shape[0] == da
-        )
-    if not fits:
-        listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        b, n, _ = x.shape
+        fits = adjacency.shape == (b, n, n) and node_mask.shape == (b, n)
+    problems = weight_problems(layer, x.shape[-1] if x.ndim else -1)
+    if not fits or problems:
         raise ValueError(
-            "GATv2 inputs must be x [B, N, DI], adjacency [B, N, N], node_mask [B, N], "
-            f"theta_source and theta_target [DI, DA], attention [DA, H]; got {listed}"
+            "GATv2 on a batch needs x [B, N, DI], adjacency [B, N, N], node_mask [B, N] and "
+            f"weights for DI features; got x {x.shape}, adjacency {adjacency.shape}, "
+            f"node_mask {node_mask.shape}" + "".join(f", {p}" for p in problems)
         )
 
 
+def check_edges(x: Tenxor, sources: Tenxor, targets: Tenxor, layer: GATv2) -> None:
+    """Raise ValueError, naming the shapes, unless an edge list fits a layer: x [V, DI],
+    sources and targets [E], the weights as in check_batch."""
+    fits = x.ndim == 2 and sources.ndim == 1 and sources.shape == targets.shape
+    problems = weight_problems(layer, x.shape[-1] if x.ndim else -1)
+    if not fits or problems:
+        raise ValueError(
+            "GATv2 on an edge list needs x [V, DI], sources and targets [E] and weights for "
+            f"DI features; got x {x.shape}, sources {sources.shape}, targets {targets.shape}"
+            + "".join(f", {p}" for p in problems)
+        )
+
+
+def with_self_loops(sources: Tenxor, targets: Tenxor, nodes: int) -> tuple[Tenxor, Tenxor]:
+    """The edge list without its self loops, then one self loop i -> i for every node, in
+    node order (what GATv2Conv's add_self_loops does)."""
+    kept = [(j, i) for j, i in zip(sources.values(), targets.values()) if j != i]
+    pairs = kept + [(i, i) for i in range(nodes)]
+    return (
+        tensor([j for j, _ in pairs], dtype=int64),
+        tensor([i for _, i in pairs], dtype=int64),
+    )
+
+
+@dataclass(frozen=True)
+class EdgeList:
+    """A padded batch as one graph of its real nodes: node v is node nodes[v] of the flattened
+    batch (b * N + i), and each edge sources[k] -> targets[k] joins two of them."""
+
+    nodes: Tenxor  # [V] int64
+    sources: Tenxor  # [E] int64
+    targets: Tenxor  # [E] int64
+
+
+def edge_list(adjacency: Tenxor, node_mask: Tenxor) -> EdgeList:
+    """The edges j -> i of a padded batch (adjacency [B, N, N] nonzero between real nodes),
+    its real nodes numbered 0, 1, ... in batch order; self loops are kept as given."""
+    batch, size = node_mask.shape
+    real = [v != 0 for v in node_mask.values()]
+    number = {p: v for v, p in enumerate(p for p in range(batch * size) if real[p])}
+    edges = [
+        (number[b * size + j], number[b * size + i])
+        for (b, i, j), value in zip(
+            ((b, i, j) for b in range(batch) for i in range(size) for j in range(size)),
+            adjacency.values(),
+        )
+        if value != 0 and real[b * size + i] and real[b * size + j]
+    ]
+    return EdgeList(
+        tensor(list(number), dtype=int64),
+        tensor([j for j, _ in edges], dtype=int64),
+        tensor([i for _, i in edges], dtype=int64),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
-# Exercises
+# Exercises: the layer on a padded batch
 # ---------------------------------------------------------------------------------------------
 
 
-def edge_mask(node_mask: Tenxor) -> Tenxor:
-    """The [B, N, N] bool tensor that is true where both nodes i and j of graph b are real.
+def project(x: Tenxor, theta: Tenxor, bias: Tenxor | None = None) -> Tenxor:
+    """Every head's projection of every node: [..., DI] features to [..., H, DA], where
+    result[..., h, :] = x[...] @ theta[:, h, :] (+ bias[h]).
 
-    `node_mask` is [B, N], bool or numbers (nonzero means real).
+    `theta` is [DI, H, DA]; `bias` is [H, DA] or None.
     """
     # BEGIN SOLUTION 6.1
-    real = node_mask != 0
-    return real.unsqueeze(2) * real.unsqueeze(1)
+    features_in, heads, features = theta.shape
+    flat = x @ theta.reshape(features_in, heads * features)
+    projected = flat.reshape(*x.shape[:-1], heads, features)
+    return projected if bias is None else projected + bias
     # END SOLUTION 6.1
 
 
-def neighbours(adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
-    """The [B, N, N] bool tensor that is true where node i receives from a different real node
-    j: the adjacency's edges between real nodes, self loops removed.
+def attends(adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
+    """The [B, N, N] bool tensor of whom node i listens to: the real nodes j != i it receives
+    from (adjacency[b, i, j] nonzero), and itself if it is real, exactly once. Padding nodes
+    listen to nobody and nobody listens to them.
 
     `adjacency` is [B, N, N] and `node_mask` [B, N], bool or numbers (nonzero means true).
     """
     # BEGIN SOLUTION 6.2
-    edges = (adjacency != 0) * edge_mask(node_mask)
-    return where(self_loops(adjacency.shape[-1]), False, edges)
+    real = node_mask != 0
+    both_real = real.unsqueeze(2) * real.unsqueeze(1)  # [B, N, N]
+    edges = (adjacency != 0) * both_real
+    return where(self_loops(adjacency.shape[-1]), both_real, edges)
     # END SOLUTION 6.2
 
 
-def neighbours_and_self(neighbour: Tenxor, node_mask: Tenxor) -> Tenxor:
-    """The [B, N, N] bool tensor of who node i attends to: its neighbours and, for a real node,
-    i itself, exactly once.
+def attention_logits(
+    receiver: Tenxor, sender: Tenxor, attention: Tenxor, slope: float = SLOPE
+) -> Tenxor:
+    """The [B, N, N, H] logits e[b, i, j, h] = attention[h] . LeakyReLU(receiver[b, i, h] +
+    sender[b, j, h]), for every pair of nodes i, j.
 
-    `neighbour` is [B, N, N] bool, as `neighbours` gives it (no self loops); `node_mask` [B, N].
+    `receiver` and `sender` are [B, N, H, DA] (the projections of the nodes), `attention` is
+    [H, DA]; LeakyReLU multiplies negative values by `slope`.
     """
     # BEGIN SOLUTION 6.3
-    own = edge_mask(node_mask)  # on the diagonal: whether node i is real
-    return where(self_loops(neighbour.shape[-1]), own, neighbour)
+    pairs = receiver.unsqueeze(2) + sender.unsqueeze(1)  # [B, N, N, H, DA]
+    return (pairs.leaky_relu(slope) * attention).sum(dim=-1)
     # END SOLUTION 6.3
-
-
-def attention_logits(
-    x_source: Tenxor, x_target: Tenxor, attention: Tenxor, slope: float = LEAKY_SLOPE
-) -> Tenxor:
-    """The [B, N, N, H] logits a_h . LeakyReLU(x_source[b, i] + x_target[b, j]).
-
-    `x_source` and `x_target` are [B, N, DA] (node features times theta_source and
-    theta_target), `attention` is [DA, H]; LeakyReLU multiplies negative values by `slope`.
-    """
-    # BEGIN SOLUTION 6.4
-    pairs = x_source.unsqueeze(2) + x_target.unsqueeze(1)  # [B, N, N, DA]
-    return pairs.leaky_relu(slope) @ attention
-    # END SOLUTION 6.4
 
 
 def attention_weights(logits: Tenxor, attends: Tenxor) -> Tenxor:
     """The [B, N, N, H] weights alpha: for each b, i and head h, a softmax of the logits over
-    the nodes j where `attends[b, i, j]` holds, 0 elsewhere (all 0 where i attends to none).
+    the nodes j where attends[b, i, j] holds, 0 elsewhere (all 0 where i attends to none).
 
     `logits` is [B, N, N, H], `attends` [B, N, N] bool. Large logits must not overflow.
     """
-    # BEGIN SOLUTION 6.5
+    # BEGIN SOLUTION 6.4
     return logits.masked_softmax(attends.unsqueeze(-1), dim=2)
+    # END SOLUTION 6.4
+
+
+def aggregate(alpha: Tenxor, sender: Tenxor) -> Tenxor:
+    """The [B, N, H, DA] messages each node receives: result[b, i, h] = the sum over j of
+    alpha[b, i, j, h] * sender[b, j, h].
+
+    `alpha` is [B, N, N, H], `sender` [B, N, H, DA].
+    """
+    # BEGIN SOLUTION 6.5
+    weights = alpha.permute(0, 3, 1, 2)  # [B, H, N (i), N (j)]
+    received = weights @ sender.permute(0, 2, 1, 3)  # [B, H, N (i), DA]
+    return received.permute(0, 2, 1, 3)
     # END SOLUTION 6.5
 
 
-def neighbour_messages(alpha: Tenxor, x_target: Tenxor, neighbour: Tenxor) -> Tenxor:
-    """The [B, N, H, DA] sum over neighbours j of alpha[b, i, j, h] * x_target[b, j].
-
-    `alpha` is [B, N, N, H], `x_target` [B, N, DA], `neighbour` [B, N, N] bool (who is a
-    neighbour, self loops excluded).
-    """
+def combine_heads(received: Tenxor, concat: bool) -> Tenxor:
+    """The heads of [..., H, DA] put side by side into [..., H * DA] (head 0's features
+    first) when `concat`, else their mean [..., DA]."""
     # BEGIN SOLUTION 6.6
-    weights = alpha * neighbour.unsqueeze(-1)  # [B, N, N, H]
-    return weights.permute(0, 1, 3, 2) @ x_target.unsqueeze(1)  # [B, N, H, N] @ [B, 1, N, DA]
+    if concat:
+        return received.reshape(*received.shape[:-2], -1)
+    return received.mean(dim=-2)
     # END SOLUTION 6.6
 
 
-def self_messages(alpha: Tenxor, x_source: Tenxor) -> Tenxor:
-    """The [B, N, H, DA] messages alpha[b, i, i, h] * x_source[b, i] of each node to itself.
+def gatv2(x: Tenxor, adjacency: Tenxor, node_mask: Tenxor, layer: GATv2) -> Tenxor:
+    """The GATv2 layer on a padded batch: [B, N, H * DA] (heads concatenated) or [B, N, DA]
+    (averaged), the output bias added; zeros for padding nodes, whose features (whatever
+    they hold) change nothing for real nodes.
 
-    `alpha` is [B, N, N, H], `x_source` [B, N, DA].
+    x [B, N, DI], adjacency [B, N, N], node_mask [B, N]. Raises ValueError naming the shapes
+    when they do not fit the layer.
     """
+    check_batch(x, adjacency, node_mask, layer)
     # BEGIN SOLUTION 6.7
-    diagonal = (alpha * self_loops(alpha.shape[1]).unsqueeze(-1)).sum(dim=2)  # [B, N, H]
-    return diagonal.unsqueeze(-1) * x_source.unsqueeze(2)
+    real = (node_mask != 0).unsqueeze(-1)  # [B, N, 1]
+    x = where(real, x, 0.0)
+    receiver = project(x, layer.theta_receiver, layer.bias_receiver)
+    sender = project(x, layer.theta_sender, layer.bias_sender)
+    logits = attention_logits(receiver, sender, layer.attention, layer.slope)
+    alpha = attention_weights(logits, attends(adjacency, node_mask))
+    out = combine_heads(aggregate(alpha, sender), layer.concat)
+    if layer.bias is not None:
+        out = out + layer.bias
+    return where(real, out, 0.0)
     # END SOLUTION 6.7
 
 
-def gatv2(
-    x: Tenxor,
-    adjacency: Tenxor,
-    node_mask: Tenxor,
-    theta_source: Tenxor,
-    theta_target: Tenxor,
-    attention: Tenxor,
-    slope: float = LEAKY_SLOPE,
-) -> Tenxor:
-    """The [B, N, DA] output of a GATv2 layer: for every real node, the mean over heads of its
-    self message and its neighbour messages; zeros for padding nodes.
+# ---------------------------------------------------------------------------------------------
+# Exercise: the layer on an edge list
+# ---------------------------------------------------------------------------------------------
 
-    x [B, N, DI], adjacency [B, N, N], node_mask [B, N], theta_source and theta_target
-    [DI, DA], attention [DA, H]. Raises ValueError naming every shape when they do not fit.
+
+def gatv2_edges(x: Tenxor, sources: Tenxor, targets: Tenxor, layer: GATv2) -> Tenxor:
+    """The GATv2 layer on one graph given as an edge list, exactly as GATv2Conv computes it:
+    [V, H * DA] (heads concatenated) or [V, DA] (averaged), the output bias added.
+
+    x [V, DI]; the edges sources[k] -> targets[k] (int64 node numbers, [E] each). Self loops
+    in the list are replaced by one self loop per node (with_self_loops). Raises ValueError
+    naming the shapes when they do not fit the layer.
     """
-    check_shapes(x, adjacency, node_mask, theta_source, theta_target, attention)
-    # BEGIN SOLUTION 6.8
-    x_source, x_target = x @ theta_source, x @ theta_target
-    neighbour = neighbours(adjacency, node_mask)
-    logits = attention_logits(x_source, x_target, attention, slope)
-    alpha = attention_weights(logits, neighbours_and_self(neighbour, node_mask))
-    messages = self_messages(alpha, x_source) + neighbour_messages(alpha, x_target, neighbour)
-    return messages.mean(dim=2)
-    # END SOLUTION 6.8
-
-
-# ---------------------------------------------------------------------------------------------
-# The layer object (provided)
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GATv2:
-    """A GATv2 layer holding its weights: call it on (x, adjacency, node_mask)."""
-
-    theta_source: Tenxor  # [DI, DA]
-    theta_target: Tenxor  # [DI, DA]
-    attention: Tenxor  # [DA, H]
-    slope: float = LEAKY_SLOPE
-
-    @classmethod
-    def random(
-        cls, features_in: int, features_out: int, heads: int, seed: int, dtype: DType = float64
-    ) -> GATv2:
-        """A layer with weights drawn uniformly from [-1, 1), reproducible from `seed`."""
-        shapes = [(features_in, features_out), (features_in, features_out), (features_out, heads)]
-        weights = [
-            rand(*shape, seed=seed + k, low=-1.0, high=1.0, dtype=dtype)
-            for k, shape in enumerate(shapes)
-        ]
-        return cls(*weights)
-
-    def __call__(self, x: Tenxor, adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
-        """The layer's output [B, N, DA] for node features x [B, N, DI]."""
-        return gatv2(x, adjacency, node_mask, self.theta_source, self.theta_target,
-                     self.attention, self.slope)  # fmt: skip
-
-    def attention_weights(self, x: Tenxor, adjacency: Tenxor, node_mask: Tenxor) -> Tenxor:
-        """The weights alpha [B, N, N, H] the layer gives each node's neighbours and itself, to
-        look at or draw (the layer's output does not need them from outside)."""
-        check_shapes(x, adjacency, node_mask, self.theta_source, self.theta_target,
-                     self.attention)  # fmt: skip
-        attends = neighbours_and_self(neighbours(adjacency, node_mask), node_mask)
-        logits = attention_logits(x @ self.theta_source, x @ self.theta_target, self.attention,
-                                  self.slope)  # fmt: skip
-        return attention_weights(logits, attends)
+    check_edges(x, sources, targets, layer)
+    # BEGIN SOLUTION 6.11
+    nodes = x.shape[0]
+    sources, targets = with_self_loops(sources, targets, nodes)
+    receiver = project(x, layer.theta_receiver, layer.bias_receiver)  # [V, H, DA]
+    sender = gather_rows(project(x, layer.theta_sender, layer.bias_sender), sources)  # [E, H, DA]
+    pairs = gather_rows(receiver, targets) + sender
+    logits = (pairs.leaky_relu(layer.slope) * layer.attention).sum(dim=-1)  # [E, H]
+    alpha = segment_softmax(logits, targets, nodes)
+    messages = sender * alpha.unsqueeze(-1)  # [E, H, DA]
+    start = zeros(nodes, layer.heads, layer.features_out, dtype=messages.dtype)
+    received = index_add(start, targets, messages)
+    out = combine_heads(received, layer.concat)
+    return out if layer.bias is None else out + layer.bias
+    # END SOLUTION 6.11

@@ -66,6 +66,12 @@ def scalar() -> Tenxor:
     return make_tensor(np.array([4.0]), Layout((), ()))
 
 
+def layer(features_in: int, heads: int, features_out: int) -> tenxor.GATv2:
+    """A GATv2 layer of zeros for nodes of `features_in` features, no biases."""
+    theta = zeros(features_in, heads, features_out)
+    return tenxor.GATv2(theta, theta, zeros(heads, features_out))
+
+
 def transposed() -> Tenxor:
     """The transpose of a contiguous (2, 3) tensor: shape (3, 2), strides (1, 3)."""
     return make_tensor(np.arange(6.0), Layout((3, 2), (1, 3)))
@@ -305,15 +311,45 @@ BAD_INPUTS = [
     bad("5.6", "masked-softmax-dim-out-of-range",
         lambda: tenxor.masked_softmax(matrix(), bools(True, False, True), 2), IndexError,
         2),
-    # 6 GATv2: the layer's inputs must fit together
+    # 6 GATv2: the inputs of the layer must fit together and fit its weights (check_batch and
+    # check_edges, provided, run before the layer)
     bad("provided", "gatv2-adjacency-of-other-graphs",
-        lambda: tenxor.gatv2(zeros(2, 3, 4), zeros(2, 3, 4), zeros(2, 3), zeros(4, 5),
-                             zeros(4, 5), zeros(5, 2)),
-        ValueError, (2, 3, 4), (2, 3)),
+        lambda: tenxor.gatv2(zeros(2, 3, 4), zeros(2, 4, 4), zeros(2, 3), layer(4, 2, 3)),
+        ValueError, (2, 3, 4), (2, 4, 4), (2, 3)),
+    bad("provided", "gatv2-node-mask-of-other-graphs",
+        lambda: tenxor.gatv2(zeros(2, 3, 4), zeros(2, 3, 3), zeros(3, 2), layer(4, 2, 3)),
+        ValueError, (2, 3, 4), (2, 3, 3), (3, 2)),
+    bad("provided", "gatv2-x-without-a-batch-dim",
+        lambda: tenxor.gatv2(zeros(3, 4), zeros(3, 3), zeros(3), layer(4, 2, 3)),
+        ValueError, (3, 4), (3, 3), (3,)),
+    bad("provided", "gatv2-theta-for-other-features",
+        lambda: layer(5, 2, 3)(zeros(2, 3, 4), zeros(2, 3, 3), zeros(2, 3)),
+        ValueError, (2, 3, 4), (5, 2, 3), (4, 2, 3)),
     bad("provided", "gatv2-attention-of-other-width",
-        lambda: tenxor.GATv2(zeros(4, 5), zeros(4, 5), zeros(6, 2))(
+        lambda: tenxor.GATv2(zeros(4, 2, 3), zeros(4, 2, 3), zeros(2, 6))(
             zeros(2, 3, 4), zeros(2, 3, 3), zeros(2, 3)),
-        ValueError, (4, 5), (6, 2)),
+        ValueError, (4, 2, 3), (4, 2, 6)),
+    bad("provided", "gatv2-concat-bias-of-one-head",
+        lambda: tenxor.GATv2(zeros(4, 2, 3), zeros(4, 2, 3), zeros(2, 3), bias=zeros(3))(
+            zeros(2, 3, 4), zeros(2, 3, 3), zeros(2, 3)),
+        ValueError, (3,), (6,)),
+    bad("provided", "gatv2-mean-bias-of-all-heads",
+        lambda: tenxor.GATv2(zeros(4, 2, 3), zeros(4, 2, 3), zeros(2, 3), bias=zeros(6),
+                             concat=False)(zeros(2, 3, 4), zeros(2, 3, 3), zeros(2, 3)),
+        ValueError, (6,), (3,)),
+    bad("provided", "gatv2-edges-sources-and-targets-differ",
+        lambda: tenxor.gatv2_edges(zeros(4, 4), ints(0, 1, 2), ints(1, 2), layer(4, 2, 3)),
+        ValueError, (4, 4), (3,), (2,)),
+    bad("provided", "gatv2-edges-edge-index-of-two-rows",
+        lambda: tenxor.gatv2_edges(zeros(4, 4), from_numpy(np.zeros((2, 3), dtype=np.int64)),
+                                   ints(1, 2, 3), layer(4, 2, 3)),
+        ValueError, (2, 3), (3,)),
+    bad("provided", "gatv2-edges-batched-x",
+        lambda: layer(4, 2, 3).on_edges(zeros(1, 4, 4), ints(0, 1), ints(1, 2)),
+        ValueError, (1, 4, 4), (2,)),
+    bad("provided", "gatv2-edges-theta-for-other-features",
+        lambda: tenxor.gatv2_edges(zeros(4, 5), ints(0), ints(1), layer(4, 2, 3)),
+        ValueError, (4, 5), (4, 2, 3), (5, 2, 3)),
 ]  # fmt: skip
 
 

@@ -335,95 +335,145 @@ HINTS: dict[str, tuple[str, ...]] = {
         "real). That run's weights are then all 0 and so is its sum: divide by 1 there instead, "
         "with one more where. Huge masked-out logits disappear before the max.",
     ),
-    # Chapter 6: a batched GATv2 layer
+    # Chapter 6: GATv2 on padded batches and on edge lists
     "6.1": (
-        "edge_mask[b, i, j] says 'node i is real and node j is real': an outer product of each "
-        "graph's mask with itself. How do you pair every i with every j without a loop?",
-        "Turn the mask into bools first by comparing it with 0, so that a mask of 0.0 and 1.0 "
-        "works. Then lay one copy of the [B, N] mask along dims (b, i) and the other along "
-        "(b, j), each with a size-1 dim where the other node goes.",
-        "Recipe: unsqueeze the bool mask at its end to get [B, N, 1] (node i along dim 1) and "
-        "in its middle to get [B, 1, N] (node j along dim 2), and combine them with one "
-        "elementwise operation that is 'and' for bools, such as a product: broadcasting gives "
-        "[B, N, N].",
+        "For one head this is chapter 5's matmul: [..., DI] @ [DI, DA]. Can one matmul do every "
+        "head at once? Look at theta's last two dims as one dim of H * DA columns.",
+        "Column h * DA + d of theta seen as [DI, H * DA] is theta[:, h, d], so one matmul gives "
+        "every head's features side by side, head 0's first; a reshape splits them into "
+        "[..., H, DA]. Keep whatever leading dims x has ([V, DI], [B, N, DI], a view). theta "
+        "may be a view with stride 0 (the same matrix for every head): reshape copies when it "
+        "must, view would refuse.",
+        "Recipe: reshape theta to [DI, H * DA]; matmul x with it; reshape the product to x's "
+        "leading dims followed by H and DA; then add the bias, whose [H, DA] broadcasts against "
+        "the last two dims, unless it is None. float32 in gives float32 out.",
     ),
     "6.2": (
-        "Three things must hold at [b, i, j]: there is an edge, both nodes are real, and j is "
-        "not i. Which tensor already says each of them?",
-        "Any nonzero adjacency entry is an edge (compare with 0). edge_mask (6.1) says both "
-        "ends are real. self_loops(n), provided above the exercises, is the [N, N] diagonal, "
-        "and it broadcasts against [B, N, N].",
-        "Recipe: combine the edge test and the edge mask elementwise into one bool [B, N, N] "
-        "tensor; then clear its diagonal with one call to where: the condition is self_loops of "
-        "the node count, the value where it holds is False, and elsewhere the combined mask.",
+        "Three things decide attends[b, i, j]: node i is real, node j is real, and j is i or "
+        "there is an edge j -> i. Which of them can you get for every pair at once, by pairing "
+        "the node mask with itself as in an outer product?",
+        "Compare the mask and the adjacency with 0 first, so that numbers work like bools. "
+        "'Both real' pairs the [B, N] mask with itself: one copy with a size-1 dim where node "
+        "j goes, the other with a size-1 dim where node i goes. self_loops(N), provided, is "
+        "the [N, N] diagonal and broadcasts against [B, N, N].",
+        "Whatever the adjacency's diagonal holds, the answer there is 'both real', which is "
+        "'i is real'. Recipe: the [B, N, N] both-real mask; the edges, the nonzero adjacency "
+        "and both-real together (a product of bools is an 'and'); then one where, with "
+        "self_loops(N) as the condition, both-real where it holds and the edges elsewhere.",
     ),
     "6.3": (
-        "Off the diagonal, node i attends to its neighbours. On the diagonal, node i attends to "
-        "itself exactly when it is real. Which tensor already holds 'node i is real' at "
-        "[b, i, i]?",
-        "edge_mask(node_mask) at [b, i, i] is true exactly for a real node i. A padding node "
-        "attends to nobody, not even itself, and a self loop in the input must not count "
-        "twice (the neighbour mask has none).",
-        "Recipe: one where, with the diagonal self_loops(N) as the condition, the edge mask as "
-        "the value where it holds and the neighbour mask elsewhere.",
+        "You need receiver[b, i, h] + sender[b, j, h] for every pair (i, j): a [B, N, N, H, DA] "
+        "tensor. As in the outer product of 6.2, put node i and node j on different dims and "
+        "let broadcasting pair them.",
+        "receiver with a size-1 dim after its node dim is [B, N, 1, H, DA] (i along dim 1); "
+        "sender with a size-1 dim before its node dim is [B, 1, N, H, DA] (j along dim 2). "
+        "Use the slope you are given: the tests try several, and 0.2 when none is given.",
+        "Recipe: unsqueeze receiver at dim 2 and sender at dim 1 and add them; apply leaky_relu "
+        "with the slope; multiply by attention, whose [H, DA] broadcasts against the last two "
+        "dims; sum over the last dim. That is [B, N, N, H].",
     ),
     "6.4": (
-        "For every pair (i, j) you need x_source[b, i] + x_target[b, j]: a [B, N, N, DA] "
-        "tensor. As in 6.1, put node i and node j on different dims and let broadcasting form "
-        "every pair.",
-        "Check the shapes as you go: [B, N, 1, DA] plus [B, 1, N, DA] is [B, N, N, DA]. "
-        "LeakyReLU is the tensor method leaky_relu(slope). Then a_h . v for every head h is a "
-        "matmul of the last dim with attention [DA, H], which gives [B, N, N, H].",
-        "Recipe: unsqueeze x_source at dim 2 and x_target at dim 1, add them, apply leaky_relu "
-        "with the slope you were given (the tests try another one), and matmul the result with "
-        "attention. Every pair gets a score, real or not: masking comes next.",
+        "For each b, i and h the weights are a softmax over j, dim 2 of the logits, taken only "
+        "where attends[b, i, j] holds. Chapter 5 has a softmax over part of a run.",
+        "The mask is [B, N, N] and the logits [B, N, N, H]: give the mask a size-1 dim at its "
+        "end and it covers every head. A row where i listens to nobody must give zeros, not "
+        "nan, and logits in the thousands must not overflow; chapter 5's masked softmax "
+        "already does both.",
+        "Recipe: the logits' masked_softmax along dim 2, with attends unsqueezed at its last "
+        "dim as the mask.",
     ),
     "6.5": (
-        "For one graph b, node i and head h, the weights are a softmax over j, taken only where "
-        "attends[b, i, j] holds. Which chapter-5 function is a softmax over part of a run, and "
-        "along which dim of the [B, N, N, H] logits does j run?",
-        "The mask is [B, N, N] but the logits are [B, N, N, H]: give the mask a size-1 dim for "
-        "the heads at the end and it covers every head. A node that attends to nobody gets all "
-        "zeros and large logits must not overflow: masked softmax already does both.",
-        "Recipe: the logits' masked_softmax method, with the attends mask unsqueezed at its "
-        "last dim, along dim 2.",
+        "Fix a graph b and a head h: the sum over j of alpha[b, i, j, h] * sender[b, j, h] is "
+        "row i of a matrix product, the [N, N] weights (i, j) times the [N, DA] senders "
+        "(j, features).",
+        "matmul multiplies the last two dims and broadcasts the others as batch dims. So move "
+        "the head dim in front of the node dims on both sides: the weights as [B, H, N (i), "
+        "N (j)] and the senders as [B, H, N (j), DA]. permute is a view: nothing is copied "
+        "before the matmul.",
+        "Recipe: permute alpha with (0, 3, 1, 2) and sender with (0, 2, 1, 3); matmul them into "
+        "[B, H, N, DA]; permute that back with (0, 2, 1, 3) to [B, N, H, DA]. A broadcast "
+        "product summed over j gives the same numbers, but builds a [B, N, N, H, DA] tensor.",
     ),
     "6.6": (
-        "For one graph b and head h, the sum over j of alpha[b, i, j, h] * x_target[b, j] is "
-        "row i of a matrix product: the [N, N] weights times the [N, DA] target features. Only "
-        "neighbours count, so first zero every weight that is not a neighbour's, the diagonal "
-        "included.",
-        "To zero the weights, multiply alpha by the neighbour mask with a size-1 dim for the "
-        "heads at the end. For the matmul the heads must become a batch dim and j the last dim "
-        "of the weights, where it meets the node dim of x_target; x_target needs a size-1 dim "
-        "where node i goes, so that it broadcasts over every receiving node.",
-        "Recipe: the weights are alpha times the neighbour mask unsqueezed at its end "
-        "([B, N, N, H]); permute them to [B, N, H, N] (graph, node i, head, then j); unsqueeze "
-        "x_target at dim 1 to get [B, 1, N, DA]; the batched matmul of the two is "
-        "[B, N, H, DA]. The features that alpha[b, i, j, h] weights are those of the sender j.",
+        "In row-major order the features of [..., H, DA] already come head 0 first, then head "
+        "1, and so on: concatenating the heads changes the shape and nothing else. Averaging "
+        "is a reduction over the head dim.",
+        "Keep every leading dim: the input may be [B, N, H, DA], [V, H, DA] or a permuted view "
+        "(the tests try one), and reshape copies when a view will not do. The mean over dim -2 "
+        "gives [..., DA]. float32 stays float32.",
+        "Recipe: when concat, reshape to the leading dims followed by -1; otherwise take the "
+        "mean over dim -2.",
     ),
     "6.7": (
-        "You need alpha[b, i, i, h], the diagonal of alpha over its two node dims, without "
-        "indexing with two equal positions. How can a mask and a sum pick one element out of "
-        "each run?",
-        "Multiplying alpha by the diagonal mask (with a size-1 dim for the heads) zeroes every "
-        "weight but j == i; summing over j (dim 2) leaves [B, N, H]. Then broadcast that "
-        "against the source features with heads and features on dims of their own.",
-        "Recipe: multiply alpha by self_loops(N) unsqueezed at its end and sum over dim 2, "
-        "giving [B, N, H]; unsqueeze that at its end ([B, N, H, 1]) and multiply by x_source "
-        "unsqueezed at dim 2 ([B, N, 1, DA]): the messages are [B, N, H, DA].",
+        "The layer is steps 1 to 6 in order, with the weights the layer holds. Write each "
+        "intermediate's shape beside it before you write code: [B, N, H, DA] twice, then "
+        "[B, N, N], [B, N, N, H], [B, N, N, H], [B, N, H, DA], [B, N, H * DA].",
+        "The receiver projection uses theta_receiver with bias_receiver, the sender projection "
+        "theta_sender with bias_sender, and the messages are sender projections. Pass "
+        "layer.slope to the logits and layer.concat to combine_heads, and add layer.bias "
+        "unless it is None.",
+        "The tests fill the padding rows of x with values like 1e300 and want the real rows "
+        "unchanged and the padding rows exactly 0. Safest: set the features of padding nodes "
+        "to 0 first (where, with the node mask given a size-1 dim at its end), so no sum ever "
+        "sees them, and set the output rows of padding nodes to 0 the same way at the end, "
+        "since the bias lands on every row.",
+        "Recipe: zero the padding features; project twice; attention_logits of the two "
+        "projections; attention_weights with the mask from attends; aggregate the weights with "
+        "the sender projection; combine_heads; add the bias; zero the padding rows.",
     ),
     "6.8": (
-        "Follow the equation with the functions of steps 1 to 7: projections, neighbours, "
-        "whom each node attends to, logits, weights, messages, and the mean over heads. Write "
-        "the shape of every intermediate tensor beside it.",
-        "The projections are x matmul theta_source and x matmul theta_target, both [B, N, DA]. "
-        "Compute the neighbour mask once: the attends mask and the neighbour messages both need "
-        "it. Pass slope on to attention_logits. check_shapes already runs at the top.",
-        "Recipe: the neighbour mask from neighbours; the attends mask from neighbours_and_self; "
-        "the logits from attention_logits of the source and target projections; alpha from "
-        "attention_weights; then self_messages (with the source projection) plus "
-        "neighbour_messages (with the target projection), averaged over the heads, dim 2. "
-        "Padding nodes come out as zeros by themselves.",
+        "In the row-major values of t, row r is the block of row_width(t) values that starts "
+        "at r * row_width(t). The result is the blocks that the index names, one after "
+        "another, in the row-major order of the index's elements.",
+        "Checks first: a 0-d t has no rows (ValueError naming its shape). index_values(index, "
+        "rows), provided above the exercises, raises the TypeError and the IndexError the "
+        "tests want and returns the indices as a list. A negative index counts from the end: "
+        "i % rows is its row. t.values() reads any view in row-major order.",
+        "Recipe: the number of rows and the row width; t's values; for every index from "
+        "index_values, the block of width values starting at (i % rows) * width, all appended "
+        "to one list; then Tenxor.from_values with that list, the shape index.shape + "
+        "t.shape[1:] and t's dtype.",
+    ),
+    "6.9": (
+        "Work on plain lists: a copy of t's values and the values of source, both row-major. "
+        "Row k of source is its k-th block of row_width(t) values, and it folds, element by "
+        "element, into the block of row index[k] of the copy.",
+        "Check the shapes first: t needs a dim, index must be 1-D, and source must have the "
+        "shape index.shape + t.shape[1:] (one ValueError naming the three shapes). "
+        "index_values does the dtype and range checks. Fold in the order of k: the tests use "
+        "folds where order matters. The dtype of the result is promote(t.dtype, "
+        "source.dtype).",
+        "Recipe: the copy of t's values; for each position k and its row i from index_values, "
+        "the block starting at (i % rows) * width becomes fold(old, new) element by element "
+        "with block k of source; then a tensor of t's shape with the promoted dtype, built by "
+        "Tenxor.from_values.",
+    ),
+    "6.10": (
+        "A stable softmax subtracts the largest logit before exp and divides by the sum of the "
+        "exps after. Here both are per segment, and every row must read back its own "
+        "segment's value.",
+        "index_amax folds the logits into a [segments, ...] tensor that starts full of -inf: "
+        "each segment's max. index_add folds rows into zeros: each segment's sum. gather_rows "
+        "with the segment tensor as the index gives every row its segment's value, back at "
+        "[K, ...]. A segment without rows keeps -inf and 0, but no row reads them. Keep the "
+        "logits' dtype.",
+        "Recipe: the maxima from index_amax, starting from full of -inf with the logits' "
+        "dtype; exp of the logits minus the gathered maxima; the sums from index_add of those "
+        "exps, starting from zeros; the exps divided by the gathered sums.",
+    ),
+    "6.11": (
+        "The same layer with edges instead of pairs: project the V nodes once, then give edge "
+        "k the receiver projection of its target and the sender projection of its source. "
+        "Each [B, N, N, ...] tensor of the dense layer becomes an [E, ...] one.",
+        "Start with with_self_loops(sources, targets, V): the tests give lists with self "
+        "loops, and lists with no edges at all. Node i's softmax runs over the edges into i, "
+        "so the segments are the targets, V of them. The messages are the edges' sender "
+        "projections, each weighted by its alpha (a size-1 dim at its end for the features).",
+        "Recipe: the edges with one self loop per node; receiver projections [V, H, DA]; sender "
+        "projections gathered by sources [E, H, DA]; the logits [E, H]: receiver projections "
+        "gathered by targets, plus the senders', leaky_relu with layer.slope, times attention, "
+        "summed over the last dim; segment_softmax over the targets with V segments; the "
+        "weighted messages folded by index_add into zeros of [V, H, DA] at the targets; "
+        "combine_heads; add layer.bias unless it is None.",
     ),
 }

@@ -89,13 +89,14 @@ GALLERY_GRAPH = [  # adjacency[i][j] = 1: node i receives from node j; node 5 is
 
 
 def attention_figure() -> Picture:
-    """One graph of five real nodes and the weights head 0 of a seeded GATv2 layer gives it."""
+    """One graph of five real nodes and the weights head 0 of a seeded GATv2 layer gives it:
+    3 features in, 2 heads of 4 features, configured as GATv2Conv(3, 4, heads=2)."""
     import tenxor
 
     node_mask = tenxor.tensor([[1, 1, 1, 1, 1, 0]])
     x = tenxor.rand(1, 6, 3, seed=7, low=-1.0, high=1.0) * node_mask.unsqueeze(-1)
-    layer = tenxor.GATv2.random(3, 4, 2, seed=11)
-    alpha = layer.attention_weights(x, tenxor.tensor([GALLERY_GRAPH]), node_mask)
+    layer = tenxor.GATv2.random(features_in=3, features_out=4, heads=2, seed=11)
+    alpha = layer.attention_weights(x, tenxor.tensor([GALLERY_GRAPH]), node_mask)  # [1, 6, 6, 2]
     return graph_diagram(GALLERY_GRAPH, node_mask[0], alpha[0, :, :, 0], name="head 0")
 
 

@@ -1,0 +1,45 @@
+"""Plain data between judge and worker: records of tenxor (the GATv2 layer) cross as their
+fields and come back as the judge's own class; anything else named a record is refused."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from instructor.judge import tensor_kinds
+from instructor.plain_data import Call, Decoder, Encoder, UnreadableData
+from tenxor.graph_attention import GATv2
+
+pytestmark = pytest.mark.provided
+
+
+def sent(value: object) -> object:
+    """`value` as the judge encodes it, through JSON, as the other side reads it."""
+    return json.loads(json.dumps(Encoder(tensor_kinds(), Call(), lenient=False).encode(value)))
+
+
+def received(data: object) -> object:
+    """What the worker decodes from `data` (numbering storages, as it numbers arguments)."""
+    return Decoder(tensor_kinds(), Call(), register=True).decode(data)
+
+
+@pytest.mark.parametrize("share_weights", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_layer_crosses_as_its_fields_and_comes_back_equal(share_weights, bias):
+    layer = GATv2.random(3, 2, 2, seed=4, concat=False, share_weights=share_weights, bias=bias)
+    back = received(sent(layer))
+    assert type(back) is GATv2 and (back.concat, back.slope) == (False, layer.slope)
+    for name in ("theta_receiver", "theta_sender", "attention", "bias_receiver", "bias"):
+        mine, theirs = getattr(layer, name), getattr(back, name)
+        assert (mine is None and theirs is None) or mine.tolist() == theirs.tolist()
+
+
+def test_a_record_of_an_unknown_class_or_with_other_fields_is_refused():
+    data = sent(GATv2.random(3, 2, 1, seed=1))
+    with pytest.raises(UnreadableData, match="Popen"):
+        received(["C", "Popen", *data[2:]])
+    with pytest.raises(UnreadableData, match="theta_receiver"):
+        received(data[:3])  # fields missing
+    with pytest.raises(UnreadableData):
+        received(["C", "GATv2", ["concat", True], *data[2:]])  # fields in another order
