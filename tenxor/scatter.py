@@ -68,7 +68,7 @@ def gather_rows(t: Tenxor, index: Tenxor) -> Tenxor:
     if t.ndim == 0:
         raise ValueError(f"gather_rows needs a tensor with rows, got shape {t.shape}")
     rows, width = t.shape[0], row_width(t)
-    values = t.contiguous().values()
+    values = t.values()
     starts = [(i % rows) * width for i in index_values(index, rows)]
     picked = [v for start in starts for v in values[start : start + width]]
     return Tenxor.from_values(picked, index.shape + t.shape[1:], t.dtype)
@@ -96,8 +96,8 @@ def index_reduce(
             f"shape; got t {t.shape}, index {index.shape}, source {source.shape}"
         )
     rows, width = t.shape[0], row_width(t)
-    result = list(t.contiguous().values())
-    incoming = source.contiguous().values()
+    result = list(t.values())  # a copy: values() may be the storage itself
+    incoming = source.values()
     for k, i in enumerate(index_values(index, rows)):
         start = (i % rows) * width
         row = incoming[k * width : (k + 1) * width]
