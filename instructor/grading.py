@@ -57,6 +57,8 @@ JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, outpu
 JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 ENTRY_OUTPUT_CHARS = 3000
 HIDDEN_TESTS = "tests/hidden/"
+RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
+OUTPUT_FILES = frozenset({"gradebook.csv", "results.json", RECORD})
 MAX_MODULE_BYTES = 1_000_000
 # The judge's tree: the course with every exercise stubbed, its tests and the judge itself.
 JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
@@ -204,11 +206,20 @@ def sandbox_mode(requested: str = "auto") -> str:
     return requested
 
 
-def hide(folders: list[Path]) -> None:
-    """Take every permission of other users off `folders` (the worker is such a user)."""
-    for folder in folders:
-        if folder.exists():
-            folder.chmod(folder.stat().st_mode & ~0o007)
+def hide(folders: list[Path]) -> dict[Path, int]:
+    """Take every permission of other users off `folders` (the worker is such a user); the
+    modes they had, for `restore`."""
+    modes = {folder: folder.stat().st_mode & 0o7777 for folder in folders if folder.exists()}
+    for folder, mode in modes.items():
+        folder.chmod(mode & ~0o007)
+    return modes
+
+
+def restore(modes: dict[Path, int]) -> None:
+    """Give folders back the modes they had."""
+    for folder, mode in modes.items():
+        with contextlib.suppress(FileNotFoundError):
+            folder.chmod(mode)
 
 
 @contextlib.contextmanager
@@ -232,7 +243,7 @@ def bench_for(
         users = claimed.enter_context(worker_users()) if mode != "same user" else 0
         hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
         if mode == "separate user":
-            hide([course.resolve(), *[p.resolve() for p in seen]])
+            claimed.callback(restore, hide([course.resolve(), *[p.resolve() for p in seen]]))
         bench = Bench(course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users)
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
         for slot in range(max(1, jobs)):
@@ -387,7 +398,8 @@ def summary_output(assembly: Assembly, run: Run, limits: SandboxLimits, mode: st
     lines.append(
         f"Limits: {limits.call_cpu_seconds:g} s of CPU time per call of your functions "
         f"({limits.call_wall_seconds:g} s by the clock), {limits.exercise_cpu_seconds:g} s "
-        f"per exercise, {limits.memory_mb} MB of memory; after {limits.strikes} calls of an "
+        f"per exercise, {limits.memory_mb} MB of memory per process ({limits.group_memory_mb} "
+        f"MB for all your processes together); after {limits.strikes} calls of an "
         "exercise that crash or hang, its other tests fail without running."
     )
     return "\n".join(lines)
@@ -582,16 +594,39 @@ def students_in(folder: Path) -> dict[str, Path]:
     }
 
 
+def refused_names(submissions: dict[str, Path]) -> list[str]:
+    """The students whose folder name is that of a file grading writes beside their results
+    (their results would overwrite it, or it theirs)."""
+    return [student for student in submissions if student in OUTPUT_FILES]
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_record(output: Path) -> dict[str, str]:
+    """Grading's own record of the results files it wrote: student -> digest of the text."""
+    try:
+        record = json.loads((output / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
 def earlier_results(
-    submissions: dict[str, Path], results_path: Callable[[str], Path], graded: list[str]
+    submissions: dict[str, Path],
+    results_path: Callable[[str], Path],
+    graded: list[str],
+    record: dict[str, str],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Path]]:
-    """The results already written for the same submitted modules and the same exercises, and
-    the submissions still to grade."""
+    """The results already written for the same submitted modules and the same exercises,
+    exactly as grading recorded writing them, and the submissions still to grade."""
     rows, pending = {}, {}
     for student, folder in submissions.items():
         previous = results_path(student)
-        if previous.exists():
-            results = json.loads(previous.read_text(encoding="utf-8"))
+        text = previous.read_text(encoding="utf-8") if previous.is_file() else None
+        if text is not None and record.get(student) == text_digest(text):
+            results = json.loads(text)
             same = results.get("extra_data", {}).get("submission") == submission_digest(folder)
             if same and sorted(results["extra_data"]["exercises"]) == sorted(graded):
                 rows[student] = results
@@ -614,14 +649,20 @@ def grade_batch(
     """Grade every submission into output/<student>/results.json (output/results.json for a
     `single` submission, as Gradescope expects) and output/gradebook.csv.
 
-    A student whose results.json already exists for the same submitted modules is not graded
-    again, so an interrupted batch resumes where it stopped. Returns the gradebook's path.
+    A student whose results.json already exists for the same submitted modules, as grading
+    recorded writing it, is not graded again, so an interrupted batch resumes where it
+    stopped. A student folder named like a file of the output is refused (`report` says so).
+    Returns the gradebook's path.
     """
 
     def results_path(student: str) -> Path:
         return output / "results.json" if single else output / student / "results.json"
 
     selection = selection or [item.id for item in CATALOG]
+    for student in refused_names(submissions):
+        if report:
+            report(f"Not graded: {student}: grading writes a file of that name into {output}.")
+        submissions = {name: folder for name, folder in submissions.items() if name != student}
     seen = [output, *{folder.parent if not single else folder for folder in submissions.values()}]
     with ThreadPoolExecutor(max_workers=1) as collector:
         collecting = collector.submit(reference_tests, course, selection)
@@ -631,7 +672,8 @@ def grade_batch(
         ):
             expected = collecting.result()
             graded = sorted(set(expected.values()), key=list(BY_ID).index)
-            rows, pending = earlier_results(submissions, results_path, graded)
+            record = read_record(output)
+            rows, pending = earlier_results(submissions, results_path, graded, record)
             if report and rows:
                 report(f"{len(rows)} students already graded; grading the other {len(pending)}.")
             bar = ProgressBar(len(pending))
@@ -642,7 +684,10 @@ def grade_batch(
             for future in as_completed(futures):
                 student = futures[future]
                 results = future.result()
-                write_atomically(results_path(student), json.dumps(results, indent=1))
+                text = json.dumps(results, indent=1)
+                record[student] = text_digest(text)  # first: a results file it lacks is redone
+                write_atomically(output / RECORD, json.dumps(record, indent=1))
+                write_atomically(results_path(student), text)
                 rows[student] = results
                 write_atomically(output / "gradebook.csv", gradebook_csv(rows, graded))
                 bar.step(f"{student}: {results['score']:g}/{results['extra_data']['max_score']}")

@@ -32,14 +32,14 @@ Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it s
 
 
 def tensor_kinds() -> Kinds:
-    """The judge's own tensor classes, which decoded results are made of."""
+    """The judge's own tensor classes, which decoded results are made of (and no way to
+    find a function: nothing the worker sends may name one)."""
     storage = importlib.import_module("tenxor.storage")
     return Kinds(
         layout=importlib.import_module("tenxor.strides").Layout,
         storage=storage.Storage,
         tensor=importlib.import_module("tenxor.tensor").Tenxor,
         dtypes=dict(storage.DTYPES),
-        exercise=lambda module, name: getattr(importlib.import_module(module), name),
         records=records_in(importlib.import_module("tenxor.graph_attention")),
     )
 

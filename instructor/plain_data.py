@@ -19,12 +19,15 @@ starts with a tag that says what it stands for:
     ["M", module, factory, kwargs]  the function that factory(**kwargs) returns
     ["F", n]                  a function of the judge, called back by its number
     ["G", items, error]       what a generator yielded, and the error that ended it (or None)
+    ["A", dtype, shape, values]  a NumPy array (shape [] for a NumPy scalar), values flat
     ["?", type name]          a value that plain data cannot hold
 
 Decoding builds those values and nothing else: no pickle, no class named by the sender, no
-code. The judge decodes `strictly`: anything malformed raises UnreadableData. The worker's
-encoder is `lenient` (a tuple subclass goes as a tuple, an unknown object as "?"), since what
-it sends is only ever read back by a strict decoder.
+code. Functions ("X", "N", "M", "F") travel only from the judge to the worker: the judge
+decodes what the worker sends as `data_only`, which refuses every function tag, so nothing
+the worker sends can name a module, a function or a class for the judge to use. Anything
+malformed raises UnreadableData. The worker's encoder is `lenient` (a tuple subclass goes as
+a tuple, an unknown object as "?"), since what it sends is only ever read back strictly.
 """
 
 from __future__ import annotations
@@ -45,6 +48,18 @@ NUMBER_TYPES = frozenset(NUMBERS)
 MAX_DEPTH = 64
 GENERATOR_ITEMS = 1_000_000  # what a generator result may yield before it is cut off
 NAMED_MODULES = ("builtins", "math", "operator", "_operator")
+FUNCTION_TAGS = frozenset("XNMF")  # never decoded from what the worker sends
+# The NumPy array types that cross as values ("A"); any other goes as "?".
+ARRAY_DTYPES = frozenset(
+    {"bool", "float16", "float32", "float64"}
+    | {f"{sign}int{bits}" for sign in ("", "u") for bits in (8, 16, 32, 64)}
+)
+# The errors a worker's "raise" may name: the built-in exceptions, and nothing else.
+ERRORS: dict[str, type[Exception]] = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, Exception)
+}
 
 
 class UnreadableData(Exception):
@@ -60,7 +75,7 @@ class Kinds:
     storage: type
     tensor: type
     dtypes: dict[str, Any]
-    exercise: Callable[[str, str], Callable[..., Any]]  # (module, name) -> the function
+    exercise: Callable[[str, str], Callable[..., Any]] | None = None  # (module, name) -> it
     callback: Callable[[int], Callable[..., Any]] | None = None  # handle -> a stand-in
     records: dict[str, type] = field(default_factory=dict)  # class name -> a frozen dataclass
 
@@ -198,9 +213,8 @@ class Encoder:
             return self.record(value, depth, record)
         if isinstance(value, Iterator):
             return self.drained(value, depth)
-        number = getattr(value, "item", None)
-        if callable(number) and type(value).__module__ == "numpy":
-            return self.encode(number(), depth)
+        if type(value).__module__ == "numpy":
+            return array_data(value)
         return ["?", type(value).__name__]
 
     def record(self, value: Any, depth: int, kind: type | None = None) -> list[Any]:
@@ -234,6 +248,16 @@ class Encoder:
         except Exception as raised:  # the generator's own error, raised where it happened
             error = error_data(raised)
         return ["G", items, error]
+
+
+def array_data(value: Any) -> list[Any]:
+    """A NumPy array or scalar of a plain dtype as ["A", dtype, shape, flat values]."""
+    dtype, shape = getattr(value, "dtype", None), getattr(value, "shape", None)
+    name = getattr(dtype, "name", None)
+    if name not in ARRAY_DTYPES or type(shape) is not tuple:
+        return ["?", type(value).__name__]
+    flat = value.reshape(-1).tolist() if shape else [value.item()]
+    return ["A", name, list(shape), flat]
 
 
 def numbers(values: Any) -> list[Any]:
@@ -270,10 +294,12 @@ def error_data(error: BaseException) -> list[Any]:
 class Decoder:
     """Builds values from plain data; `strict` refuses everything out of form. References
     ("R") name objects of `call`; new lists, dicts and Storages are numbered into it when
-    `register` is set (the worker numbers the arguments as the judge did)."""
+    `register` is set (the worker numbers the arguments as the judge did). A `data_only`
+    decoder (the judge's, for everything the worker sends) refuses every function tag."""
 
-    def __init__(self, kinds: Kinds, call: Call, register: bool) -> None:
+    def __init__(self, kinds: Kinds, call: Call, register: bool, data_only: bool = False):
         self.kinds, self.call, self.register = kinds, call, register
+        self.data_only = data_only
 
     def decode(self, data: Any, depth: int = 0) -> Any:
         if type(data) is not list:
@@ -287,7 +313,9 @@ class Decoder:
         tag, body, depth = data[0], data[1:], depth + 1
         builder = self.BUILDERS.get(tag)
         if builder is None:
-            raise UnreadableData(f"unknown tag {tag!r}")
+            raise UnreadableData(f"unknown tag {tag!r}"[:100])
+        if self.data_only and tag in FUNCTION_TAGS:
+            raise UnreadableData(f"a function ({tag!r}) where only data may come")
         return builder(self, body, depth)
 
     def decode_kwargs(self, data: Any) -> dict[str, Any]:
@@ -334,7 +362,11 @@ class Decoder:
         stride per dim."""
         if len(body) != 3:
             raise UnreadableData("a Layout needs shape, strides and offset")
-        shape, strides, offset = ints(body[0], "shape"), ints(body[1], "strides"), body[2]
+        shape, strides, offset = (
+            ints(body[0], "Layout shape"),
+            ints(body[1], "Layout strides"),
+            body[2],
+        )
         if type(offset) is not int or offset < 0 or len(shape) != len(strides):
             raise UnreadableData(f"not a valid Layout: {body!r}"[:200])
         if shape and min(shape) < 0:
@@ -395,6 +427,8 @@ class Decoder:
     def build_exercise(self, body: list[Any], depth: int) -> Any:
         if len(body) != 2 or not all(isinstance(part, str) for part in body):
             raise UnreadableData("an exercise function needs a module and a name")
+        if self.kinds.exercise is None:
+            raise UnreadableData("no exercise functions are looked up on this side")
         return self.kinds.exercise(body[0], body[1])
 
     def build_named(self, body: list[Any], depth: int) -> Any:
@@ -422,6 +456,24 @@ class Decoder:
         error = None if body[1] is None else raised(body[1])
         return replay(items, error)
 
+    def build_array(self, body: list[Any], depth: int) -> Any:
+        """A NumPy array of a plain dtype, its values checked as a Storage's are."""
+        if len(body) != 3 or body[0] not in ARRAY_DTYPES or type(body[2]) is not list:
+            raise UnreadableData("an array needs a plain dtype, a shape and its values")
+        shape, values = ints(body[1], "array shape"), body[2]
+        import numpy
+
+        size = int(numpy.prod(shape)) if shape else 1
+        if min(shape, default=0) < 0 or size != len(values):
+            raise UnreadableData(f"an array of shape {shape} cannot hold {len(values)} values")
+        if not set(map(type, values)) <= NUMBER_TYPES:
+            raise UnreadableData("an array holds a value that is not a number")
+        try:
+            array = numpy.array(values, dtype=body[0])
+        except (OverflowError, ValueError, TypeError) as error:
+            raise UnreadableData(f"not a valid {body[0]} array: {error}"[:200]) from None
+        return array.reshape(shape) if shape else array[0]
+
     def build_opaque(self, body: list[Any], depth: int) -> Any:
         name = body[0] if body and isinstance(body[0], str) else "object"
         return Unreadable(name[:100])
@@ -447,6 +499,7 @@ class Decoder:
         "M": build_made,
         "F": build_callback,
         "G": build_generator,
+        "A": build_array,
         "?": build_opaque,
     }
 
@@ -454,7 +507,7 @@ class Decoder:
 def ints(data: Any, what: str) -> tuple[int, ...]:
     """A list of ints (never bools) as a tuple."""
     if type(data) is not list or not set(map(type, data)) <= {int}:
-        raise UnreadableData(f"a Layout {what} must be a list of ints, not {data!r}"[:200])
+        raise UnreadableData(f"a {what} must be a list of ints, not {data!r}"[:200])
     return tuple(data)
 
 
@@ -487,8 +540,8 @@ def raised(data: Any) -> BaseException:
     if type(data) is not list or len(data) != 2 or not all(isinstance(p, str) for p in data):
         raise UnreadableData(f"an error must be [type name, message], not {data!r}"[:200])
     name, message = data
-    kind = getattr(builtins, name, None)
-    if isinstance(kind, type) and issubclass(kind, Exception):
+    kind = ERRORS.get(name)
+    if kind is not None:
         try:
             return kind(message)
         except TypeError:  # an error class whose constructor wants more than a message

@@ -2,11 +2,14 @@
 functions in it, and keep it within its limits.
 
 A call sends its arguments as plain data and waits for plain data back, serving the worker's
-calls of judge functions meanwhile. Limits hold per call (CPU time, counted by the worker and
-checked from outside; a wall-clock time for a call that sleeps) and per exercise (a few calls
-that crash, hang or run out of time, and a CPU-time budget; then its further calls fail at
-once), so one exercise's trouble costs nobody else. A worker that dies, hangs or talks out of
-form is killed, with every process of its user, and the next call starts a new one.
+calls of judge functions meanwhile. Everything the worker sends is decoded as data only
+(instructor.plain_data), within a byte budget per answer. Limits hold per call (CPU time; a
+wall-clock time for a call that sleeps) and per exercise (a few calls that crash, hang or run
+out of time, and a CPU-time budget; then its further calls fail at once), so one exercise's
+trouble costs nobody else. CPU time and memory are the kernel's figures for the worker and
+every process it started (instructor.worker_group), never the worker's own. A worker that
+dies, hangs or talks out of form is killed with everything it started, and the next call
+starts a new one.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from instructor.plain_data import (
     raised,
 )
 from instructor.sandbox_worker import BOOT, STOP_SIGNAL
+from instructor.worker_group import meter, worker_group
 from tenxor.course.running import exit_in_words
 
 MODES = ("isolated", "separate user", "same user")
@@ -45,8 +49,8 @@ UID_BASE = 61000  # worker users: UID_BASE + BLOCK * block + slot, one per judge
 BLOCK = 64  # worker users per grading command; each command on a machine claims a block
 BLOCKS = 1000
 USERS_LOCKS = Path("/run/lock/tenxor-worker-users")
-MAX_MESSAGE = 256 * 1024 * 1024
-TICK_SECONDS = 1.0
+TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
+READ_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -58,9 +62,11 @@ class SandboxLimits:
     exercise_cpu_seconds: float = 60.0  # all calls of one exercise
     exercise_wall_seconds: float = 300.0
     strikes: int = 2  # calls of one exercise that crash, hang or run out of time
-    memory_mb: int = 2048
+    memory_mb: int = 2048  # each process of the worker (its address space)
+    group_memory_mb: int = 4096  # the worker and all it started, where cgroups count it
     processes: int = 32
     file_mb: int = 64
+    answer_mb: int = 32  # one message of the worker
 
 
 @dataclass(frozen=True)
@@ -100,21 +106,16 @@ class LimitReached(Exception):
     """A call of an exercise ran out of time, or the exercise used up what it may use."""
 
 
+class AnswerTooLarge(SandboxFailure, LimitReached):
+    """The worker's answer is larger than its byte budget: the worker is killed."""
+
+
 def worker_environment() -> dict[str, str]:
     """The few variables a worker gets: nothing of the judge's environment leaks to it."""
     keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
     environment = {name: os.environ[name] for name in keep if name in os.environ}
     environment.update(PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1")
     return environment
-
-
-def cpu_seconds_of(pid: int) -> float | None:
-    """The CPU time a process has used (Linux), or None where it cannot be read."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
@@ -182,10 +183,13 @@ class Sandbox:
         self.kinds = kinds
         self.process: subprocess.Popen | None = None
         self.commands = self.replies = -1
-        self.buffer = b""
+        self.buffer = bytearray()
+        self.group = None  # the worker and all it started, as the kernel counts them
+        self.meter = None  # what reads their CPU time
         self.accounts: dict[str, Account] = {}
         self.functions: list[Any] = []  # the judge's functions the worker may call back
         self.depth = 0
+        self.call_cpu = 0.0  # the group's CPU time when the judge's outermost call began
         self.home: str | None = None  # the worker's own folder, removed when it stops
 
     # -- the worker's life --------------------------------------------------------------------
@@ -206,6 +210,7 @@ class Sandbox:
             "judge": os.getpid(),
             "fds": [commands, replies],
         }
+        self.group = worker_group("tenxor-worker", self.limits.group_memory_mb)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-I", "-c", BOOT, json.dumps(settings)],
@@ -220,9 +225,12 @@ class Sandbox:
         finally:
             os.close(commands)
             os.close(replies)
-        self.commands, self.replies, self.buffer = worker_in, worker_out, b""
+        self.commands, self.replies, self.buffer = worker_in, worker_out, bytearray()
         os.set_blocking(self.replies, False)
         try:
+            self.group.adopt(self.process.pid)
+            self.meter = meter(self.group.meter_spec())
+            self.send(["go"])  # only once the kernel counts all it will start
             ready = self.receive(time.monotonic() + 60.0, None)
             if type(ready) is not list or len(ready) != 2 or ready[0] != "ready":
                 raise SandboxFailure(f"the worker could not confine itself: {ready!r}"[:300])
@@ -257,6 +265,12 @@ class Sandbox:
         if self.process is not None:
             self.kill()
             self.process = None
+        if self.meter is not None:
+            self.meter.close()
+            self.meter = None
+        if self.group is not None:
+            self.group.close()
+            self.group = None
         sweep(self.config.uid)
         if self.home and self.config.mode != "isolated":  # isolated, it vanished with it
             shutil.rmtree(self.home, ignore_errors=True)
@@ -284,45 +298,62 @@ class Sandbox:
             raise SandboxFailure(f"the worker stopped listening ({error.strerror})") from None
 
     def fill(self, size: int, deadline: float, started: float | None) -> None:
-        """Read until the buffer holds `size` bytes, watching the call's limits: past its CPU
-        time the worker is asked to stop (it raises inside the call), and killed if it goes on."""
-        first_cpu, asked = None, False
+        """Read until the buffer holds `size` bytes, watching the call's limits at every read:
+        its time by the clock, and (for a call, `started`) its CPU time, past which the worker
+        is asked to stop (it raises inside the call) and killed if it goes on."""
+        checked, asked = time.monotonic(), False
         while len(self.buffer) < size:
-            try:
-                chunk = os.read(self.replies, 1 << 20)  # the answer is often there already
-            except BlockingIOError:
-                now = time.monotonic()
-                if now > deadline:
-                    raise SandboxFailure(
-                        f"no answer within {self.limits.call_wall_seconds:g} s: it was killed"
-                    ) from None
-                wait = min(TICK_SECONDS, deadline - now)
-                if not select.select([self.replies], [], [], wait)[0] and started is not None:
-                    cpu = cpu_seconds_of(self.process.pid)
-                    first_cpu = cpu if first_cpu is None else first_cpu
-                    used = 0.0 if cpu is None else cpu - first_cpu
-                    if used > self.limits.call_cpu_seconds + 3 * TICK_SECONDS and asked:
-                        raise SandboxFailure(
-                            f"it used more than {self.limits.call_cpu_seconds:g} s of CPU "
-                            "time and would not stop: it was killed"
-                        ) from None
-                    if used > self.limits.call_cpu_seconds and not asked:
-                        with contextlib.suppress(ProcessLookupError, PermissionError):
-                            os.kill(self.process.pid, STOP_SIGNAL)
-                        asked = True
+            now = time.monotonic()
+            if now > deadline:
+                raise SandboxFailure(
+                    f"no answer within {self.limits.call_wall_seconds:g} s: it was killed"
+                )
+            if started is not None and now - checked >= TICK_SECONDS:
+                checked, asked = now, self.watch_cpu(asked)
+            if not select.select([self.replies], [], [], min(TICK_SECONDS, deadline - now))[0]:
                 continue
+            chunk = os.read(self.replies, min(READ_BYTES, size - len(self.buffer)))
             if not chunk:  # it closed its end: it has ended, or will be made to
-                raise SandboxFailure(f"the worker ended ({exit_in_words(self.kill())})")
+                raise SandboxFailure(f"the worker ended ({self.ended_in_words()})")
             self.buffer += chunk
+
+    def watch_cpu(self, asked: bool) -> bool:
+        """Ask the worker to stop a call past its CPU time (True once asked); kill it if it
+        goes on regardless."""
+        used = self.meter.cpu_seconds() - self.call_cpu
+        if used > self.limits.call_cpu_seconds + 3 * TICK_SECONDS and asked:
+            raise SandboxFailure(
+                f"it used more than {self.limits.call_cpu_seconds:g} s of CPU time and would "
+                "not stop: it was killed"
+            )
+        if used > self.limits.call_cpu_seconds and not asked:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.process.pid, STOP_SIGNAL)
+            return True
+        return asked
+
+    def ended_in_words(self) -> str:
+        """How the worker ended, once it has: its exit, and whether memory ended it."""
+        code = exit_in_words(self.kill())
+        if self.group is not None and self.group.over_memory():
+            limit = self.limits.group_memory_mb
+            return (
+                f"{code}: it and the processes it started went over the memory limit ({limit} MB)"
+            )
+        return code
 
     def receive(self, deadline: float, started: float | None) -> Any:
         """The next message of the worker, as JSON data (not yet decoded)."""
         self.fill(HEADER, deadline, started)
         size = int.from_bytes(self.buffer[:HEADER], "big")
-        if size > MAX_MESSAGE:
-            raise SandboxFailure(f"the worker sent a message of {size} bytes")
+        if size > self.limits.answer_mb * 1024 * 1024:
+            raise AnswerTooLarge(
+                f"it sent an answer of {size / 1e6:.0f} MB, more than the "
+                f"{self.limits.answer_mb} MB an answer may have: it was killed"
+            )
         self.fill(HEADER + size, deadline, started)
-        payload, self.buffer = self.buffer[HEADER : HEADER + size], self.buffer[HEADER + size :]
+        payload = bytes(self.buffer[HEADER : HEADER + size])
+        del self.buffer[: HEADER + size]
         try:
             return plain_data.loads(payload)
         except UnreadableData as error:
@@ -374,7 +405,9 @@ class Sandbox:
             ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
             [[module, name, encoder.encode(function)] for module, name, function in stand_ins],
         ]
-        started = time.monotonic()
+        started, cpu_before = time.monotonic(), self.meter.cpu_seconds()
+        if self.depth == 0:
+            self.call_cpu = cpu_before
         self.depth += 1
         try:
             self.send(message)
@@ -389,6 +422,8 @@ class Sandbox:
         finally:
             self.depth -= 1
             account.wall += time.monotonic() - started
+            if self.meter is not None and self.depth == 0:
+                account.cpu += self.meter.cpu_seconds() - cpu_before
             if self.depth == 0:
                 self.functions.clear()
         if type(answer) is Raising:
@@ -409,27 +444,27 @@ class Sandbox:
                 continue
             if kind == "limit":
                 account.strikes.append("it ran out of CPU time")
-                why = message[1] if len(message) > 1 and isinstance(message[1], str) else ""
-                return Raising(LimitReached(why[:300] or "the call ran out of CPU time"))
-            cpu = message[-1] if len(message) >= 2 else None
-            if not isinstance(cpu, (int, float)) or isinstance(cpu, bool):
-                raise SandboxFailure("the worker's answer does not say how long it took")
-            account.cpu += min(max(cpu, 0.0), time.monotonic() - started)
+                return Raising(
+                    LimitReached(
+                        f"the call used more than {self.limits.call_cpu_seconds:g} s of CPU time"
+                    )
+                )
             try:
-                if kind == "raise" and len(message) == 3:
+                if kind == "raise" and len(message) == 2:
                     error = raised(message[1])
                     if type(error) is MemoryError:  # it may well do so again, and slowly
                         account.strikes.append("it went over the memory limit")
                     return Raising(error)
-                if kind == "ret" and len(message) == 4:
+                if kind == "ret" and len(message) == 3:
                     return self.result(call, message[1], message[2])
             except UnreadableData as error:
                 return Raising(error)
             raise SandboxFailure(f"the worker sent a message of unknown kind {kind!r}"[:200])
 
     def result(self, call: Call, value: Any, changes: Any) -> Any:
-        """Decode a result, first applying what the call changed in its arguments."""
-        decoder = Decoder(self.kinds, call, register=False)
+        """Decode a result, first applying what the call changed in its arguments: as data
+        only, like everything the worker sends."""
+        decoder = Decoder(self.kinds, call, register=False, data_only=True)
         if type(changes) is not list:
             raise UnreadableData("the changes to the arguments must be a list")
         updates = []
@@ -437,7 +472,8 @@ class Sandbox:
             if type(change) is not list or len(change) != 2 or type(change[0]) is not int:
                 raise UnreadableData("a change must be [argument number, new contents]")
             original = decoder.build_reference([change[0]], 0)
-            updates.append((original, Decoder(self.kinds, Call(), False).decode(change[1])))
+            contents = Decoder(self.kinds, Call(), register=False, data_only=True)
+            updates.append((original, contents.decode(change[1])))
         for original, new in updates:
             update_in_place(original, new)
         return decoder.decode(value)
@@ -449,7 +485,7 @@ class Sandbox:
         number = message[1]
         if not 0 <= number < len(self.functions):
             raise SandboxFailure(f"the worker called back an unknown function {number}")
-        decoder = Decoder(self.kinds, Call(), register=False)
+        decoder = Decoder(self.kinds, Call(), register=False, data_only=True)
         try:
             args, kwargs = decoder.decode(message[2]), decoder.decode(message[3])
         except UnreadableData as error:

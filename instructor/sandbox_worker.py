@@ -2,46 +2,44 @@
 
 The judge (instructor.sandbox) starts it with a configuration and two pipes. In order:
 
-1. While only the course's own code runs, it imports what the library needs, reads the package
-   it will run (the release's provided modules and the submission's exercise modules) and
-   confines itself. As root that means: a mount namespace in which the course, the
-   submissions and the output are empty read-only file systems and /tmp is a fresh one of its
-   own, a network namespace with no network, limits on memory, processes, open files and file
-   size, and a user ID of its own with no groups. It then tells the judge "ready".
+1. It waits for the judge's "go" (by then the kernel counts it, and all it will start, in
+   the worker's group). While only the course's own code runs, it imports what the library
+   needs, reads the package it will run (the release's provided modules and the
+   submission's exercise modules) and confines itself. As root that means: a mount
+   namespace in which the course, the submissions and the output are empty read-only file
+   systems and /tmp is a fresh one of its own, a network namespace with no network, limits
+   on memory, processes, open files and file size, and a user ID of its own with no
+   groups. It then tells the judge "ready".
 2. It imports the submission (from here on the submission's code runs in this process) and
    tells the judge whether that worked.
 3. It answers calls, until its input closes:
        judge:  ["call", module, name, args, kwargs, stand-ins]
-       worker: ["ret", value, changes, cpu]   or   ["raise", error, cpu]   or   ["limit", why]
+       worker: ["ret", value, changes]   or   ["raise", error]   or   ["limit", why]
    While it runs a call, it may call a function of the judge, ["cb", number, args, kwargs],
    and the judge may call it again before it answers: each side serves the other's calls
    while it waits.
 
-Everything it sends is plain data (instructor.plain_data): the judge trusts none of it beyond
-its form.
+Everything it sends is plain data (instructor.plain_data), which the judge decodes as data
+only: no function, module or class is taken from it, and no figure it could report (its CPU
+time, its memory) is asked for: the judge reads those from the kernel.
 """
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import ctypes
-import importlib
 import json
 import os
 import resource
 import signal
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
-from instructor import plain_data
+from instructor import plain_data, reachable
 from instructor.plain_data import HEADER, SCALARS, Call, Decoder, Encoder, Kinds, error_data
 
-# What the provided library and a typical submission import, loaded while the course's files
-# can still be read (the worker can read none of them once it is confined).
+# What the provided library and a typical submission import, loaded before the submission.
 PRELOADED = (
     "abc", "array", "bisect", "cmath", "collections", "collections.abc", "contextlib", "copy",
     "dataclasses", "decimal", "enum", "fractions", "functools", "heapq", "inspect",
@@ -49,16 +47,11 @@ PRELOADED = (
     "struct", "textwrap", "traceback", "types", "typing", "warnings", "weakref",
     "encodings.idna", "encodings.latin_1", "encodings.ascii",
 )  # fmt: skip
-# Modules never loaded for a submission before it is confined: importing them does something.
-NOT_PRELOADED = frozenset({
-    "antigravity", "this", "idlelib", "tkinter", "turtle", "turtledemo", "lib2to3",
-    "ensurepip", "venv", "webbrowser", "pydoc", "pdb", "__main__", "site",
-})  # fmt: skip
-INSTALLED = ("numpy",)  # installed packages a submission may import (the tests' oracle)
 CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 1, 2, 4, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
 SCRATCH_TEMPS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+PYTHON_FOLDERS = Path("/tmp/tenxor-python")  # isolated: where imports find their folders
 STOP_SIGNAL = signal.SIGUSR1  # what the judge sends when a call has used up its CPU time
 
 
@@ -106,12 +99,18 @@ def mount_empty(path: str, options: str, flags: int) -> None:
     libc_call("mount", b"tmpfs", path.encode(), b"tmpfs", flags, options.encode())
 
 
-def isolate(config: dict[str, Any]) -> None:
+def mount_call(source: str | None, target: str, flags: int) -> None:
+    libc_call("mount", source and source.encode(), target.encode(), None, flags, None)
+
+
+def isolate(config: dict[str, Any], folders: list[str]) -> None:
     """New mount and network namespaces: each hidden folder an empty, read-only file system
     that no user but root may enter, a fresh /tmp (and the other shared temporary folders),
-    no network."""
+    no network; the `folders` Python imports from bound read-only into the fresh /tmp, where
+    imports then find them."""
     libc_call("unshare", CLONE_NEWNS | CLONE_NEWNET)
     libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
+    handles = reachable.hold(folders)  # in this namespace, before anything is hidden
     for path in config["hidden"]:
         if os.path.isdir(path):
             mount_empty(path, "size=4k,mode=0", MS_RDONLY | MS_NOSUID | MS_NODEV)
@@ -122,6 +121,7 @@ def isolate(config: dict[str, Any]) -> None:
         if any(Path(path).is_relative_to(folder) for folder in fresh):
             Path(path).parent.mkdir(mode=0o755, parents=True, exist_ok=True)
             Path(path).mkdir(mode=0, exist_ok=True)
+    reachable.reroute(reachable.through_bind_mounts(handles, PYTHON_FOLDERS, mount_call))
 
 
 def read_package(folder: Path) -> dict[str, bytes]:
@@ -131,33 +131,6 @@ def read_package(folder: Path) -> dict[str, bytes]:
         for path in sorted(folder.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts
     }
-
-
-def imported_names(files: dict[str, bytes]) -> set[str]:
-    """The modules the package's files import by absolute name (read, never run)."""
-    names: set[str] = set()
-    for relative, data in files.items():
-        try:
-            tree = ast.parse(data) if relative.endswith(".py") else None
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        for node in ast.walk(tree) if tree else ():
-            if isinstance(node, ast.Import):
-                names.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module)
-                names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
-
-
-def preload(names: set[str]) -> None:
-    """Import the standard library modules (and NumPy) that the package names, while their
-    files can still be read: once confined, the worker can read none of the installation."""
-    for name in sorted(names):
-        top = name.split(".")[0]
-        if (top in sys.stdlib_module_names or top in INSTALLED) and top not in NOT_PRELOADED:
-            with contextlib.suppress(Exception):  # a name, not a module; or a broken one
-                importlib.import_module(name)
 
 
 def write_package(files: dict[str, bytes], folder: Path) -> None:
@@ -195,12 +168,15 @@ def confine(config: dict[str, Any]) -> Path:
     Isolated, the home is in the fresh /tmp of its mount namespace; otherwise a new folder
     that only its user may enter."""
     files = read_package(Path(config["package"]))
-    preload(imported_names(files))
+    tree = os.path.abspath(config["tree"])  # the judge's: never reachable from here
+    folders = [f for f in reachable.import_folders() if not Path(f).is_relative_to(tree)]
     if config["mode"] == "isolated":
-        isolate(config)
+        isolate(config, folders)
         home = Path("/tmp/tenxor-worker")
         home.mkdir(mode=0o700)
     else:
+        if config["uid"] is not None:
+            reachable.reroute(reachable.through_descriptors(reachable.hold(folders)))
         home = Path(tempfile.mkdtemp(prefix="tenxor-worker-"))
     write_package(files, home / "package")
     (home / "scratch").mkdir()
@@ -264,7 +240,7 @@ class Worker:
     def answer(self, message: list[Any]) -> None:
         """Run one call of the judge and send its outcome."""
         _, module, name, args, kwargs, stand_ins = message
-        call, started = Call(), time.process_time()
+        call = Call()
         replaced: list[tuple[Any, str, Any]] = []
         self.depth += 1
         try:
@@ -295,7 +271,7 @@ class Worker:
             self.depth -= 1
             for owner, attribute, original in reversed(replaced):
                 setattr(owner, attribute, original)
-        self.channel.send([*outcome, time.process_time() - started])
+        self.channel.send(outcome)
 
 
 def snapshot(value: Any) -> Any:
@@ -327,6 +303,8 @@ def on_stop_signal(signum: int, frame: Any) -> None:
 
 def main(config: dict[str, Any]) -> None:
     channel = Channel(*config["fds"])
+    if channel.receive() != ["go"]:
+        os._exit(1)
     for module in PRELOADED:
         __import__(module)
     home = confine(config)

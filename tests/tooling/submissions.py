@@ -141,6 +141,7 @@ class Fixture:
     edits: tuple[Callable[[Path], None], ...]
     lost: tuple[str, ...]
     says: str
+    plain_pytest: bool = False  # its true score is what plain pytest gives it
 
     def build(self, folder: Path) -> Path:
         complete_submission(folder)
@@ -161,7 +162,7 @@ FIXTURES = (
             (in_region("1.3", "return byte_strides(strides, itemsize)"),), ("1.3",),
             "RecursionError"),
     Fixture("memory-blow-up",
-            (in_region("1.1", "blocks = []\nwhile True:\n    blocks.append(bytearray(10**7))"),),
+            (in_region("1.1", "blocks = []\nwhile True:\n    blocks.append(bytes(10**7))"),),
             ("1.1",), "memory limit"),
     Fixture("syntax-error-in-storage", (appended(STORAGE, "def broken(:"),), tuple(CHAPTER_1),
             "tenxor/storage.py has a syntax error at line"),
@@ -379,8 +380,77 @@ FORGE_ANSWERS = """\
 import instructor.sandbox_worker as worker
 send = worker.Channel.send
 def answer_four(self, data):
-    send(self, ["ret", 4, [], 0.0] if data and data[0] == "raise" else data)
+    send(self, ["ret", 4, []] if data and data[0] == "raise" else data)
 worker.Channel.send = answer_four
+"""
+# The file a forged answer would make the judge write, if the judge ever ran what the worker
+# names: the worker itself never writes it.
+JUDGE_MARKER = "written-from-the-judge"
+
+
+def answering_on_the_channel(value: str) -> Callable[[Path], None]:
+    """Every call answered with the plain data `value` (a Python expression over `config`,
+    the worker's configuration), whatever the submission's function did."""
+    return appended(
+        STORAGE,
+        CONFIG
+        + f"""\
+import instructor.sandbox_worker as worker
+send = worker.Channel.send
+marker = os.path.join(config["hidden"][2], "{JUDGE_MARKER}")
+def forged(self, data):
+    send(self, ["ret", {value}, []] if data and data[0] in ("ret", "raise") else data)
+worker.Channel.send = forged
+""",
+    )
+
+
+# Each tag that names something for the other side to run or look up, as the worker's answer.
+FORGED_TAGS = {
+    "M": '["M", "tenxor.course.running", "os.system", ["d", ["command", "touch " + marker]]]',
+    "X": '["X", "unittest.mock", "ANY"]',
+    "N": '["N", "tenxor.course.running", "os.abort"]',
+    "F": '["F", 0]',
+}
+BURN = """\
+import time
+end = time.thread_time() + 0.7
+while time.thread_time() < end:
+    pass
+"""
+BURN_IN_A_CHILD = """\
+import os
+child = os.fork()
+if child == 0:
+    BURN
+    os._exit(0)
+os.waitpid(child, 0)
+"""
+# Honest code that imports lazily loaded modules once the worker is confined.
+THREAD_POOL = """\
+from concurrent.futures import ThreadPoolExecutor
+with ThreadPoolExecutor(2) as pool:
+    assert list(pool.map(abs, [-1, -2])) == [1, 2]
+"""
+NUMPY_RANDOM = """\
+import numpy as np
+assert np.random.default_rng(0).integers(0, 10, size=3).shape == (3,)
+"""
+PROCESS_POOL = """\
+import multiprocessing
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    assert pool.map(abs, [-1, -2]) == [1, 2]
+"""
+NUMPY_STRIDES = """\
+import numpy as np
+if itemsize <= 0:
+    raise ValueError(f"itemsize must be positive, got {itemsize}")
+return np.array(strides, dtype=np.int64) * itemsize
+"""
+# A worker that counted its own CPU time would read this clock: it says no time passes.
+CLAIM_NO_CPU = """\
+import time
+time.process_time = lambda: 0.0
 """
 DEEP_RESULT = """\
 value = []
@@ -432,4 +502,25 @@ RED_TEAM = (
     Fixture("returns-data-nested-too-deep", (in_region("1.1", DEEP_RESULT),), ("1.1",), "FAIL"),
     Fixture("ends-the-judge-if-imported-there", (appended(STORAGE, END_THE_JUDGE),), (),
             "Graded modules: tenxor/broadcasting.py"),
+    *[Fixture(f"answers-with-tag-{tag}-on-the-channel",
+              (stubbed(STORAGE), answering_on_the_channel(value)), tuple(CHAPTER_1),
+              "UnreadableData") for tag, value in FORGED_TAGS.items()],
+    Fixture("burns-cpu", (in_region("1.1", BURN + "return -1"),), ("1.1",), "used up its"),
+    Fixture("burns-cpu-in-a-child",
+            (in_region("1.1", BURN_IN_A_CHILD.replace("BURN", BURN.replace("\n", "\n    ")
+                                                     .strip()) + "return -1"),),
+            ("1.1",), "used up its"),
+    Fixture("burns-cpu-and-claims-none",
+            (in_region("1.1", BURN + "return -1"), appended(STORAGE, CLAIM_NO_CPU)),
+            ("1.1",), "used up its"),
+    Fixture("imports-a-thread-pool", (appended(STORAGE, THREAD_POOL),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("checks-itself-with-numpy-random", (appended(STORAGE, NUMPY_RANDOM),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("uses-a-process-pool", (appended(STORAGE, PROCESS_POOL),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("returns-a-numpy-array-for-a-tuple", (in_region("1.3", NUMPY_STRIDES),), (),
+            "Graded modules: tenxor/broadcasting.py", plain_pytest=True),
+    Fixture("answers-60-MB", (in_region("1.1", "return 'x' * 60_000_000"),), ("1.1",),
+            "more than the 32 MB an answer may have"),
 )  # fmt: skip

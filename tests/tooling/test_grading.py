@@ -11,13 +11,22 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from instructor.grading import Assembly, grade_batch, results_json, students_in
+from instructor.grading import (
+    JUDGE_SETTINGS,
+    Assembly,
+    grade_batch,
+    grading_options,
+    results_json,
+    students_in,
+)
 from instructor.sandbox import BLOCK, BLOCKS, UID_BASE, SandboxLimits
 from tenxor.course.catalog import BY_ID
-from tenxor.course.running import Result, Run
+from tenxor.course.running import Result, Run, run_tests
 from tests.tooling.submissions import (
     CHAPTER_1,
     FIXTURES,
+    JUDGE_MARKER,
+    MODULES,
     RED_TEAM,
     ROOT,
     Fixture,
@@ -26,7 +35,14 @@ from tests.tooling.submissions import (
 
 pytestmark = pytest.mark.provided
 
-LIMITS = SandboxLimits(call_cpu_seconds=1.0, call_wall_seconds=10.0, memory_mb=1024)
+# An exercise may use 2 s of CPU time: a few calls of the submissions that burn 0.7 s each.
+LIMITS = SandboxLimits(
+    call_cpu_seconds=1.0,
+    call_wall_seconds=10.0,
+    exercise_cpu_seconds=2.0,
+    memory_mb=1024,
+    group_memory_mb=2048,
+)
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
 
 
@@ -73,14 +89,36 @@ def results_of(graded: Path, student: str) -> dict:
     return json.loads((graded / student / "results.json").read_text())
 
 
+def plain_pytest_scores(fixture: Fixture, folder: Path) -> dict[str, float]:
+    """The chapter-1 points plain pytest gives a submission: its modules in a copy of the
+    course, the public and hidden tests run there as pytest runs them."""
+    tree = copy_of_reference(folder / "course")
+    submission = fixture.build(folder / "submission")
+    for module in MODULES:
+        (tree / module).write_bytes((submission / module).read_bytes())
+    options = [f"--ignore={tree / 'tests' / 'tooling'}", "-p", "_hypothesis_pytestplugin"]
+    run = run_tests(tree, [*options, *grading_options(CHAPTER_1)], settings=JUDGE_SETTINGS)
+    scores = {}
+    for exercise_id in CHAPTER_1:
+        mine = [result for result in run.results.values() if result.exercise == exercise_id]
+        passed = sum(result.passed for result in mine)
+        scores[exercise_id] = BY_ID[exercise_id].points * passed / len(mine)
+    return scores
+
+
 @pytest.mark.parametrize("fixture", BATCH, ids=[fixture.name for fixture in BATCH])
-def test_each_submission_gets_the_right_score_and_a_reason(graded: Path, fixture: Fixture):
+def test_each_submission_gets_the_right_score_and_a_reason(
+    graded: Path, fixture: Fixture, tmp_path: Path
+):
     results = json.loads((graded / fixture.name / "results.json").read_text())
     done = set(CHAPTER_1) - set(fixture.lost)
-    assert results["score"] == pytest.approx(expected_score(done))
+    scores = {e: BY_ID[e].points if e in done else 0 for e in CHAPTER_1}
+    if fixture.plain_pytest:
+        scores = plain_pytest_scores(fixture, tmp_path)
+    assert results["score"] == pytest.approx(sum(scores.values()), abs=0.01)
     for exercise_id in CHAPTER_1:
-        points = BY_ID[exercise_id].points if exercise_id in done else 0
-        assert results["extra_data"]["exercises"][exercise_id] == pytest.approx(points)
+        found = results["extra_data"]["exercises"][exercise_id]
+        assert found == pytest.approx(scores[exercise_id], abs=1e-3), exercise_id
     assert fixture.says in everything_said(results)
 
 
@@ -120,6 +158,18 @@ def test_forging_answers_on_the_channel_earns_what_those_answers_earn(graded: Pa
     forged = results_of(graded, "forges-answers-on-the-channel")["extra_data"]["exercises"]
     honest = results_of(graded, "answers-four-honestly")["extra_data"]["exercises"]
     assert forged == honest
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
+def test_nothing_the_worker_names_runs_in_the_judge(batch):
+    """A worker answering with a function tag (a factory that would run `touch`, an object
+    equal to anything) gets its answers refused: the judge never made the file."""
+    output, _, _ = batch
+    made = [str(path) for path in output.parent.rglob(JUDGE_MARKER)]
+    assert not made, f"the judge ran what a worker named: {made}"
+    for tag in "MXNF":
+        results = results_of(output, f"answers-with-tag-{tag}-on-the-channel")
+        assert results["score"] == 0
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")

@@ -4,6 +4,7 @@ regrading anyone, and the weaker sandboxes say what was off and still keep the c
 from __future__ import annotations
 
 import csv
+import json
 import os
 import random
 import signal
@@ -18,6 +19,7 @@ from instructor.grading import grade_batch, students_in
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import (
     CHAPTER_1,
+    JUDGE_MARKER,
     ROOT,
     complete_submission,
     copy_of_reference,
@@ -37,7 +39,10 @@ pytestmark = pytest.mark.provided
 
 
 WEAKER = ("complete", "half-done", "reads-hidden-tests-into-errors",
-          "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests")  # fmt: skip
+          "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests",
+          "leaves-processes-running", "imports-a-thread-pool", "uses-a-process-pool",
+          "checks-itself-with-numpy-random", "burns-cpu-in-a-child",
+          "answers-with-tag-M-on-the-channel")  # fmt: skip
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="only root can choose to separate users")
@@ -56,7 +61,11 @@ def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, m
             fixture.build(tmp_path / "submissions" / fixture.name)
     submissions = students_in(tmp_path / "submissions")
     output = tmp_path / "grades"
+    output.mkdir()
+    watched = [course, output, tmp_path / "submissions"]
+    modes = [folder.stat().st_mode for folder in watched]
     grade_batch(course, submissions, output, CHAPTER_1, LIMITS, jobs=2, sandbox=mode)
+    assert [folder.stat().st_mode for folder in watched] == modes, "a mode was left changed"
     for fixture in chosen:
         if fixture.name not in submissions:
             continue
@@ -67,6 +76,41 @@ def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, m
         assert results["extra_data"]["sandbox"] == mode
         assert ("Off here" in results["output"]) and ("network" in results["output"])
     assert course_state(course) == before
+    assert not list(tmp_path.rglob(JUDGE_MARKER)), "the judge ran what a worker named"
+    assert not processes_left_by(tmp_path), "a process a worker started still runs"
+
+
+def processes_left_by(base: Path) -> list[str]:
+    """Processes still running whose command line names `base`: a worker of the batch
+    graded there, or a process it forked (the `sleep 600` is told apart only in the batch of
+    test_grading, which runs beside this one)."""
+    return [
+        path.name
+        for path in Path("/proc").iterdir()
+        if path.name.isdigit()
+        and path.name != str(os.getpid())
+        and str(base).encode() in command_line(path)
+    ]
+
+
+def command_line(process: Path) -> bytes:
+    try:
+        return (process / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_a_student_named_like_an_output_file_is_refused_and_the_batch_goes_on(tmp_path):
+    for student in ("gradebook.csv", "results.json", "complete"):
+        complete_submission(tmp_path / "batch" / student)
+    said: list[str] = []
+    output = tmp_path / "grades"
+    grade_batch(ROOT, students_in(tmp_path / "batch"), output, ["1.1"], LIMITS, report=said.append)
+    rows = list(csv.DictReader((output / "gradebook.csv").open()))
+    assert [row["student"] for row in rows] == ["complete"]
+    assert float(rows[0]["total"]) == BY_ID["1.1"].points
+    refused = [line for line in said if "gradebook.csv" in line or "results.json" in line]
+    assert len(refused) == 2 and all(str(output) in line for line in refused)
 
 
 def generated_submission(folder: Path, done: set[str]) -> None:
@@ -114,6 +158,12 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
     finished = {path.parent.name: path.stat().st_mtime_ns for path in output.glob("*/results.json")}
     assert 20 <= len(finished) < 50
     assert not list(output.glob("*/.results.json.*")), "a half-written result was left"
+    # A results file grading did not write as it is (here: a raised score) is graded again.
+    forged = sorted(finished)[0]
+    results = json.loads((output / forged / "results.json").read_text())
+    results["score"] = 100
+    (output / forged / "results.json").write_text(json.dumps(results, indent=1))
+    del finished[forged]
 
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
@@ -122,6 +172,7 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
         assert (output / student / "results.json").stat().st_mtime_ns == mtime, student
     rows = list(csv.DictReader((output / "gradebook.csv").open()))
     assert [row["student"] for row in rows] == sorted(done)
+    assert json.loads((output / forged / "results.json").read_text())["score"] != 100
     for row in rows:
         assert float(row["total"]) == pytest.approx(expected_score(done[row["student"]]))
         for exercise_id in graded:

@@ -43,3 +43,47 @@ def test_a_record_of_an_unknown_class_or_with_other_fields_is_refused():
         received(data[:3])  # fields missing
     with pytest.raises(UnreadableData):
         received(["C", "GATv2", ["concat", True], *data[2:]])  # fields in another order
+
+
+def from_worker(data: object) -> object:
+    """What the judge decodes from `data` sent by a worker: data only."""
+    return Decoder(tensor_kinds(), Call(), register=False, data_only=True).decode(data)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        ["M", "tenxor.course.running", "os.system", ["d", ["command", "true"]]],
+        ["X", "unittest.mock", "ANY"],
+        ["N", "builtins", "print"],
+        ["F", 0],
+        ["t", 1, ["l", ["X", "tenxor.storage", "numel"]]],  # nested too
+    ],
+)
+def test_the_judge_refuses_every_function_a_worker_names(data):
+    with pytest.raises(UnreadableData, match=repr(data[0] if data[0] != "t" else "X")):
+        from_worker(data)
+
+
+def test_numpy_arrays_and_scalars_cross_as_values():
+    import numpy as np
+
+    kinds = tensor_kinds()
+    for value in (np.arange(6, dtype=np.int32).reshape(2, 3), np.float32(1.5), np.bool_(True)):
+        data = json.loads(json.dumps(Encoder(kinds, Call(), lenient=True).encode(value)))
+        back = from_worker(data)
+        assert type(back) is type(value) and back.dtype == value.dtype
+        assert np.array_equal(back, value)
+    assert Encoder(kinds, Call(), lenient=True).encode(np.array(["a"]))[0] == "?"
+    with pytest.raises(UnreadableData, match="shape"):
+        from_worker(["A", "int64", [2, 2], [1, 2, 3]])
+    with pytest.raises(UnreadableData):
+        from_worker(["A", "object", [1], [1]])
+
+
+def test_a_worker_error_is_a_built_in_exception_or_a_worker_error():
+    from instructor.plain_data import WorkerError, raised
+
+    assert type(raised(["ValueError", "bad"])) is ValueError
+    for name in ("SystemExit", "KeyboardInterrupt", "Popen", "__import__"):
+        assert type(raised([name, "x"])) is WorkerError

@@ -1,0 +1,76 @@
+"""The kernel's count of a worker and all it starts: CPU time spent in a child it forked
+counts, and closing the group leaves no process behind, whichever way the machine counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.tooling.submissions import ROOT
+
+pytestmark = pytest.mark.provided
+
+# A worker that burns 0.6 s of CPU in a forked child it waits for, leaves a setsid'd
+# grandchild sleeping (its process ID printed first), then sleeps until it is killed.
+WORKER = """\
+import os, time
+child = os.fork()
+if child == 0:
+    grandchild = os.fork()
+    if grandchild == 0:
+        os.setsid()
+        time.sleep(600)
+        os._exit(0)
+    print(grandchild, flush=True)
+    end = time.thread_time() + 0.6
+    while time.thread_time() < end:
+        pass
+    os._exit(0)
+os.waitpid(child, 0)
+print("done", flush=True)
+time.sleep(600)
+"""
+# Run in a process of its own (it may become a subreaper): start the worker in a group,
+# read the group's CPU time, close the group; print what it measured and what is left.
+GROUP = """\
+import json, os, subprocess, sys, time
+from instructor.worker_group import CgroupGroup, ProcessTree, meter, worker_group
+group = ProcessTree() if sys.argv[1] == "tree" else worker_group("tenxor-test", 1024)
+worker = subprocess.Popen([sys.executable, "-c", sys.argv[2]], stdout=subprocess.PIPE)
+group.adopt(worker.pid)
+reading = meter(group.meter_spec())
+before = reading.cpu_seconds()
+grandchild = int(worker.stdout.readline())
+assert worker.stdout.readline() == b"done\\n"
+time.sleep(1.1)  # a process tree renews its sum of the others once a second
+used = reading.cpu_seconds() - before
+worker.kill()
+worker.wait()
+group.close()
+try:
+    state = open(f"/proc/{grandchild}/stat").read().rsplit(")", 1)[1].split()[0]
+except OSError:
+    state = "gone"
+print(json.dumps({"used": used, "cgroup": isinstance(group, CgroupGroup), "left": state}))
+"""
+
+
+@pytest.mark.parametrize("kind", ["cgroup where allowed", "tree"])
+def test_a_group_counts_a_childs_cpu_and_kills_everything(kind: str):
+    done = subprocess.run(
+        [sys.executable, "-c", GROUP, kind, WORKER],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["used"] >= 0.5, f"the child's 0.6 s of CPU counted as {found['used']:.2f} s"
+    assert found["left"] in ("gone", "Z"), f"the setsid'd grandchild is still {found['left']}"
+    if kind == "cgroup where allowed" and os.geteuid() == 0:
+        assert found["cgroup"], "as root on this machine a worker gets a cgroup"
