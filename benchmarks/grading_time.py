@@ -31,8 +31,9 @@ from instructor.grading import (
     namespaces_allowed,
 )
 from instructor.judge import pin
+from instructor.launcher import MODES, SandboxConfig
 from instructor.release import write_tree
-from instructor.sandbox import MODES, Sandbox, SandboxConfig
+from instructor.sandbox import Sandbox
 from tenxor.course.catalog import CATALOG
 
 from .report import duration, machine, replace_between

@@ -10,7 +10,7 @@ from pathlib import Path
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.cli import course_option, root_of, run
 
-from .sandbox import MODES
+from .launcher import MODES
 from .verify import GATES
 
 DESCRIPTION = """\

@@ -36,6 +36,7 @@ from typing import Any
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise
 from tenxor.course.running import (
     BOOTSTRAP,
+    ISOLATE,
     Limits,
     Result,
     Run,
@@ -47,8 +48,8 @@ from tenxor.course.running import (
     tail,
 )
 
+from .launcher import BLOCK, JUDGE_USERS, SandboxConfig, SandboxLimits, grading_users, sweep
 from .release import NOT_NEEDED_FOR_TESTS, write_tree
-from .sandbox import BLOCK, Sandbox, SandboxConfig, SandboxLimits, worker_users
 
 EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
 GRADING_LIMITS = SandboxLimits()
@@ -66,20 +67,23 @@ PROTECTIONS = {
     "isolated": (
         "The submission ran in a sandbox worker under a user of its own, in mount and network "
         "namespaces of its own: the course, its tests, the submissions and the output were "
-        "empty to it, /tmp was its own, and it had no network."
+        "empty to it, /tmp was its own, and it had no network. The tests ran in a judge "
+        "under another user of its own, which took only plain data from the worker."
     ),
     "separate user": (
         "The submission ran in a sandbox worker under a user of its own, which could not read "
         "the course, its tests, the submissions or the output. Off here (no mount or network "
-        "namespaces allowed): a /tmp of its own and cutting off the network."
+        "namespaces allowed): a /tmp of its own and cutting off the network. The tests ran in "
+        "a judge under another user of its own, which took only plain data from the worker."
     ),
     "same user": (
         "The sandbox worker ran as the grading user (grading did not run as root, or was told "
         "not to change users): it could read what that user can, the course's tests included, "
-        "and signal the judge. Off here: a user of its own, hidden folders, a /tmp of its own, "
-        "cutting off the network."
+        "and signal the judge. Off here: a user of its own (for the worker and for the judge), "
+        "hidden folders, a /tmp of its own, cutting off the network."
     ),
 }
+CHECK_IMPORTS = ISOLATE + "from instructor.judge import check_imports\ncheck_imports(sys.argv[1])\n"
 NAMESPACE_PROBE = (
     "import ctypes, sys\n"
     "sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x00020000 | 0x40000000) != 0)\n"
@@ -182,8 +186,21 @@ class Bench:
             slot=slot * self.judges,
             hidden=self.hidden,
             users=self.users,
+            judge=None if self.mode == "same user" else self.users + JUDGE_USERS + slot,
             limits=self.limits,
         )
+
+    @contextlib.contextmanager
+    def judge_folder(self, slot: int) -> Iterator[Path]:
+        """A folder of the judge's own for one run: the only one it may write."""
+        judge = self.config(Path(), slot)
+        with tempfile.TemporaryDirectory(prefix="tenxor-judge-", dir=self.scratch) as folder:
+            if judge.judge is not None:
+                os.chown(folder, judge.judge, judge.judges_group)
+            try:
+                yield Path(folder)
+            finally:
+                sweep(judge.judge)  # whatever a judge of this slot left running
 
 
 def namespaces_allowed() -> bool:
@@ -222,6 +239,15 @@ def restore(modes: dict[Path, int]) -> None:
             folder.chmod(mode)
 
 
+def scratch_base(mode: str) -> str:
+    """Where grading makes its scratch folder: the temporary folder, unless a judge's user
+    could not reach it (a TMPDIR below a private home folder), then /tmp."""
+    base = Path(tempfile.gettempdir()).resolve()
+    if mode == "same user" or all(p.stat().st_mode & 0o001 for p in (base, *base.parents)):
+        return str(base)
+    return "/tmp"
+
+
 @contextlib.contextmanager
 def bench_for(
     course: Path,
@@ -234,13 +260,16 @@ def bench_for(
     output and the submissions) that the worker must not see, nor the course."""
     mode = sandbox_mode(mode)
     judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
-    if max(1, jobs) * judges > BLOCK:
-        raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} worker users of a block")
+    if max(1, jobs) * judges > JUDGE_USERS or jobs >= BLOCK - JUDGE_USERS:
+        raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} users of a block")
     with (
-        tempfile.TemporaryDirectory(prefix="tenxor-grading-") as scratch,
+        tempfile.TemporaryDirectory(prefix="tenxor-grading-", dir=scratch_base(mode)) as scratch,
         contextlib.ExitStack() as claimed,
     ):
-        users = claimed.enter_context(worker_users()) if mode != "same user" else 0
+        users = claimed.enter_context(grading_users()) if mode != "same user" else 0
+        if mode != "same user":  # the judges may read their tree; workers nothing of it
+            os.chown(scratch, 0, users + BLOCK - 1)
+            os.chmod(scratch, 0o750)
         hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
         if mode == "separate user":
             claimed.callback(restore, hide([course.resolve(), *[p.resolve() for p in seen]]))
@@ -251,13 +280,23 @@ def bench_for(
         yield bench
 
 
-def import_problem(bench: Bench, package: Path, slot: int) -> str | None:
-    """Why the package does not import in a sandbox worker, if it does not."""
-    sandbox = Sandbox(bench.config(package, slot), kinds=None)
-    try:
-        return sandbox.start()
-    finally:
-        sandbox.stop()
+def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str | None]:
+    """Why each package does not import in a sandbox worker (None where it does). The
+    workers are tried by a process of the judge's user (instructor.judge.check_imports):
+    grading itself reads nothing a worker sends, only what that process wrote, as data."""
+    with bench.judge_folder(slot) as folder:
+        configs = [bench.config(package, slot).to_json() for package in packages]
+        (folder / "configs.json").write_text(json.dumps(configs), encoding="utf-8")
+        command = [sys.executable, "-c", CHECK_IMPORTS, str(bench.judge_tree), str(folder)]
+        with (folder / "output.txt").open("wb") as output:
+            start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", JUDGE_SETTINGS).wait()
+        try:
+            problems = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            problems = None
+    if type(problems) is not list or len(problems) != len(packages):
+        return ["the import check ended without an answer"] * len(packages)
+    return [p[:1000] if type(p) is str else None if p is None else "?" for p in problems]
 
 
 def assemble(bench: Bench, folder: Path, package: Path, slot: int) -> Assembly:
@@ -280,10 +319,13 @@ def assemble(bench: Bench, folder: Path, package: Path, slot: int) -> Assembly:
             submitted[module] = data
     stubs = {module: (package / module).read_bytes() for module in submitted}
     put(package, submitted)
-    if submitted and import_problem(bench, package, slot):
-        for module in submitted:  # which modules break the import, each on its own
-            put(package, {**stubs, module: submitted[module]})
-            problem = import_problem(bench, package, slot)
+    if submitted and import_problems(bench, [package], slot)[0]:
+        alone = []  # which modules break the import, each on its own among stubs
+        for number, module in enumerate(submitted):
+            alone.append(package.parent / f"alone-{number}")
+            shutil.copytree(package / "tenxor", alone[-1] / "tenxor")
+            put(alone[-1], {**stubs, module: submitted[module]})
+        for module, problem in zip(submitted, import_problems(bench, alone, slot)):
             if problem:
                 assembly.broken[module] = f"{module} does not import: {problem}"
         put(package, {m: stubs[m] if m in assembly.broken else d for m, d in submitted.items()})
@@ -477,23 +519,36 @@ def judge_options(bench: Bench, files: list[str], selection: list[str], log: Pat
 
 
 def failure_of(report: dict[str, Any]) -> dict[str, Any]:
-    """What a failed report of the log says: the judge's words, else pytest's last lines."""
+    """What a failed report of the log says: the judge's words, else pytest's last lines
+    (strings only: the log is the judge's, read as data)."""
     words = report.get("failure")
     if isinstance(words, dict):
-        return {k: words.get(k) for k in ("message", "example", "where", "unfinished")}
+        said = {k: words.get(k) for k in ("message", "example", "where", "unfinished")}
+        said = {k: v[:4000] if isinstance(v, str) else None for k, v in said.items()}
+        said["message"] = said["message"] or "failed"
+        said["unfinished"] = said["unfinished"] if said["unfinished"] in BY_ID else None
+        return said
     longrepr = report.get("longrepr")
     text = longrepr if isinstance(longrepr, str) else json.dumps(longrepr)[-600:]
     return {"message": "\n".join(str(text).strip().splitlines()[-6:])[:600]}
 
 
-def read_report_log(log: Path, expected: dict[str, str]) -> Run:
+def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
     """The results in a pytest-reportlog file: a test passes when none of its setup, call
-    and teardown failed and its call passed."""
+    and teardown failed and its call passed. Only reports of the `expected` tests made by
+    the judge's user count; a line that is not such a report is passed over."""
     run = Run(collected=dict(expected))
     lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
     for line in lines:
-        report = json.loads(line)
+        try:
+            report = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(report, dict):
+            continue
         kind, test = report.get("$report_type"), report.get("nodeid", "")
+        if kind == "TestReport" and report.get("judge_user") != judge:
+            continue
         if kind == "CollectReport" and report.get("outcome") == "failed":
             run.collect_errors[test] = failure_of(report)["message"]
         if kind != "TestReport" or test not in expected:
@@ -517,15 +572,17 @@ def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) 
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="tenxor-judge-", dir=bench.scratch) as folder:
-        log, output_path = Path(folder) / "reports.jsonl", Path(folder) / "output.txt"
+    config = bench.config(package, slot)
+    with bench.judge_folder(slot) as folder:
+        log, output_path = folder / "reports.jsonl", folder / "output.txt"
         command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
         command += judge_options(bench, files, selection, log)
-        settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": bench.config(package, slot).to_json()}
+        settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": config.to_json()}
         with output_path.open("wb") as output:
             process = start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", settings)
             process.wait()
-        run = read_report_log(log, expected)
+        judge = os.geteuid() if config.judge is None else config.judge
+        run = read_report_log(log, expected, judge)
         run.output = tail(output_path)
     if process.returncode not in (0, 1):  # 1: some tests failed, as expected of most
         run.problem = f"the judge ended ({exit_in_words(process.returncode)})"

@@ -7,6 +7,12 @@ submission's function in the sandbox worker (instructor.sandbox). When a test re
 exercise function by a stand-in, calls into the worker carry the stand-in along for the
 exercises that build on it. Each failing report gets the failure in plain words
 (`report.failure`), which pytest-reportlog and pytest-xdist pass on with the report.
+
+The judge starts as root when grading does, and gives root up before it runs a test (before
+it reads a byte from a worker): it becomes a user of its own, which may read its own tree and
+write only its own folder. Workers are started for it by a launcher process that keeps root
+(instructor.launcher) and never reads what they send. `check_imports` tries a submission's
+packages in workers the same way, for grading to learn which modules do not import.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import json
 import os
 import sys
 from pathlib import Path
@@ -21,12 +28,14 @@ from typing import Any
 
 import pytest
 
+from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds, records_in
-from instructor.sandbox import Sandbox, SandboxConfig
+from instructor.sandbox import Sandbox
 from tenxor.course.catalog import CATALOG, Exercise, prerequisites
 from tenxor.course.runner import failure_in_words
 
 SANDBOX: Sandbox | None = None
+CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
 
 Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it should hold)
 
@@ -94,11 +103,11 @@ def pin(slot: int) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global SANDBOX
+    global SANDBOX, CONFIG
     settings = os.environ.get("TENXOR_SANDBOX")
     if not settings:
         raise pytest.UsageError("the judge needs its sandbox configuration in TENXOR_SANDBOX")
-    sandbox_config = SandboxConfig.from_json(settings)
+    sandbox_config = CONFIG = SandboxConfig.from_json(settings)
     stubs_in = Path(sandbox_config.tree).resolve()
     if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(stubs_in):
         raise pytest.UsageError(f"the judge must import tenxor from its tree {stubs_in}")
@@ -107,18 +116,44 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # an xdist controller: it runs no test, so it needs no worker
     index = int(workerinput["workerid"].removeprefix("gw")) if workerinput else 0
     slot = sandbox_config.slot + index
-    SANDBOX = Sandbox(dataclasses.replace(sandbox_config, slot=slot), tensor_kinds())
+    pin(slot)  # first: the launcher, and so the workers, run on the same CPU
+    mine = dataclasses.replace(sandbox_config, slot=slot)
+    SANDBOX = Sandbox(mine, tensor_kinds(), launcher_for(mine))
     install(SANDBOX)
-    pin(slot)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Give up root before the first test (in an xdist controller too: its workers are up)."""
+    if CONFIG is not None:
+        give_up_root(CONFIG)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     if SANDBOX is not None:
-        SANDBOX.stop()
+        SANDBOX.close()
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = (yield).get_result()
+    report.judge_user = os.geteuid()  # grading takes only reports of the user it chose
     if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
         report.failure = failure_in_words(call.excinfo.value, Path(str(item.config.rootpath)))
+
+
+def check_imports(folder: str) -> None:
+    """Try each package of folder/configs.json in a sandbox worker, as the judge's user, and
+    write why each did not import (null where it did) to folder/problems.json."""
+    texts = json.loads((Path(folder) / "configs.json").read_text(encoding="utf-8"))
+    configs = [SandboxConfig.from_json(text) for text in texts]
+    launchers = [launcher_for(config) for config in configs]  # while still root
+    give_up_root(configs[0])
+    problems = []
+    for config, launcher in zip(configs, launchers):
+        sandbox = Sandbox(config, None, launcher)
+        try:
+            problems.append(sandbox.start())
+        finally:
+            sandbox.close()
+    (Path(folder) / "problems.json").write_text(json.dumps(problems), encoding="utf-8")

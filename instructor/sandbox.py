@@ -7,30 +7,23 @@ calls of judge functions meanwhile. Everything the worker sends is decoded as da
 wall-clock time for a call that sleeps) and per exercise (a few calls that crash, hang or run
 out of time, and a CPU-time budget; then its further calls fail at once), so one exercise's
 trouble costs nobody else. CPU time and memory are the kernel's figures for the worker and
-every process it started (instructor.worker_group), never the worker's own. A worker that
-dies, hangs or talks out of form is killed with everything it started, and the next call
-starts a new one.
+every process it started (instructor.worker_group), never the worker's own. Workers are
+started and killed by a launcher (instructor.launcher), which keeps root when the judge
+gives it up; this side only talks to them. A worker that dies, hangs or talks out of form
+is killed with everything it started, and the next call starts a new one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import fcntl
-import json
 import os
 import select
-import shutil
-import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from instructor import plain_data
+from instructor.launcher import Launcher, LauncherClient, SandboxConfig
 from instructor.plain_data import (
     HEADER,
     Call,
@@ -40,62 +33,11 @@ from instructor.plain_data import (
     UnreadableData,
     raised,
 )
-from instructor.sandbox_worker import BOOT, STOP_SIGNAL
-from instructor.worker_group import meter, worker_group
+from instructor.worker_group import meter
 from tenxor.course.running import exit_in_words
 
-MODES = ("isolated", "separate user", "same user")
-UID_BASE = 61000  # worker users: UID_BASE + BLOCK * block + slot, one per judge at a time
-BLOCK = 64  # worker users per grading command; each command on a machine claims a block
-BLOCKS = 1000
-USERS_LOCKS = Path("/run/lock/tenxor-worker-users")
 TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
 READ_BYTES = 1 << 20
-
-
-@dataclass(frozen=True)
-class SandboxLimits:
-    """What a submission's code may use in the worker."""
-
-    call_cpu_seconds: float = 10.0  # one call (from the judge's test) of an exercise function
-    call_wall_seconds: float = 60.0  # the same call by the clock: catches one that sleeps
-    exercise_cpu_seconds: float = 60.0  # all calls of one exercise
-    exercise_wall_seconds: float = 300.0
-    strikes: int = 2  # calls of one exercise that crash, hang or run out of time
-    memory_mb: int = 2048  # each process of the worker (its address space)
-    group_memory_mb: int = 4096  # the worker and all it started, where cgroups count it
-    processes: int = 32
-    file_mb: int = 64
-    answer_mb: int = 32  # one message of the worker
-
-
-@dataclass(frozen=True)
-class SandboxConfig:
-    """Everything a judge needs to start workers for one submission."""
-
-    package: str  # the folder holding the tenxor package to run: the release's, with the
-    # submission's exercise modules
-    tree: str  # the judge's tree, where the worker imports instructor.sandbox_worker from
-    mode: str  # one of MODES
-    slot: int  # which worker user and CPU this judge takes
-    hidden: tuple[str, ...] = ()  # folders a worker must not see
-    users: int = UID_BASE  # the first worker user of the block this grading claimed
-    modules: tuple[str, ...] = ("tenxor",)
-    limits: SandboxLimits = field(default_factory=SandboxLimits)
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self))
-
-    @classmethod
-    def from_json(cls, text: str) -> SandboxConfig:
-        data = json.loads(text)
-        data["limits"] = SandboxLimits(**data["limits"])
-        data["hidden"], data["modules"] = tuple(data["hidden"]), tuple(data["modules"])
-        return cls(**data)
-
-    @property
-    def uid(self) -> int | None:
-        return None if self.mode == "same user" else self.users + self.slot
 
 
 class SandboxFailure(Exception):
@@ -108,54 +50,6 @@ class LimitReached(Exception):
 
 class AnswerTooLarge(SandboxFailure, LimitReached):
     """The worker's answer is larger than its byte budget: the worker is killed."""
-
-
-def worker_environment() -> dict[str, str]:
-    """The few variables a worker gets: nothing of the judge's environment leaks to it."""
-    keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
-    environment = {name: os.environ[name] for name in keep if name in os.environ}
-    environment.update(PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1")
-    return environment
-
-
-@contextlib.contextmanager
-def worker_users() -> Iterator[int]:
-    """Claim a block of BLOCK worker users for as long as the block runs: the first of them.
-    Each grading command on the machine gets a block of its own (held by a file lock, which
-    the system releases if the command dies), so none sweeps away another's workers."""
-    USERS_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for block in range(BLOCKS):
-        handle = os.open(USERS_LOCKS / f"block-{block}", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(handle)
-            continue
-        try:
-            first = UID_BASE + BLOCK * block
-            for uid in range(first, first + BLOCK):
-                sweep(uid)  # what a grading that died may have left
-            yield first
-            for uid in range(first, first + BLOCK):
-                sweep(uid)
-        finally:
-            os.close(handle)
-        return
-    raise OSError(f"all {BLOCKS} blocks of worker users are in use")
-
-
-def sweep(uid: int | None) -> None:
-    """Kill every process of a worker user (what a submission left running, in any session)."""
-    if uid is not None and os.geteuid() == 0:
-        subprocess.run(
-            ["kill", "-KILL", "-1"],
-            user=uid,
-            group=uid,
-            extra_groups=[],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
 
 
 @dataclass(frozen=True)
@@ -175,66 +69,45 @@ class Account:
 
 
 class Sandbox:
-    """One worker at a time for one submission, and the calls the judge makes into it."""
+    """One worker at a time for one submission, and the calls the judge makes into it. The
+    worker is started and killed by a launcher (instructor.launcher); this side only talks
+    to it, over two pipes, and reads its CPU time as the kernel counts it."""
 
-    def __init__(self, config: SandboxConfig, kinds: Kinds | None) -> None:
-        """`kinds`: the judge's tensor classes (None for a worker that is only imported)."""
+    def __init__(
+        self,
+        config: SandboxConfig,
+        kinds: Kinds | None,
+        launcher: Launcher | LauncherClient | None = None,
+    ) -> None:
+        """`kinds`: the judge's tensor classes (None when only imports are tried);
+        `launcher`: who starts the workers (by default one in this process)."""
         self.config, self.limits = config, config.limits
         self.kinds = kinds
-        self.process: subprocess.Popen | None = None
+        self.launcher = launcher or Launcher(config)
+        self.pid: int | None = None  # the running worker's
         self.commands = self.replies = -1
         self.buffer = bytearray()
-        self.group = None  # the worker and all it started, as the kernel counts them
-        self.meter = None  # what reads their CPU time
+        self.meter = None  # what reads the CPU time of the worker and all it started
         self.accounts: dict[str, Account] = {}
         self.functions: list[Any] = []  # the judge's functions the worker may call back
         self.depth = 0
-        self.call_cpu = 0.0  # the group's CPU time when the judge's outermost call began
-        self.home: str | None = None  # the worker's own folder, removed when it stops
+        self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
 
     # -- the worker's life --------------------------------------------------------------------
 
     def start(self) -> str | None:
         """Start a worker and let it import the submission; why that failed, if it did."""
         self.stop()
-        commands, worker_in = os.pipe()
-        worker_out, replies = os.pipe()
-        settings = {
-            **dataclasses.asdict(self.limits),
-            "package": self.config.package,
-            "tree": self.config.tree,
-            "mode": self.config.mode,
-            "uid": self.config.uid,
-            "hidden": list(self.config.hidden),
-            "modules": list(self.config.modules),
-            "judge": os.getpid(),
-            "fds": [commands, replies],
-        }
-        self.group = worker_group("tenxor-worker", self.limits.group_memory_mb)
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", BOOT, json.dumps(settings)],
-                pass_fds=(commands, replies),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                cwd=self.config.package,
-                env=worker_environment(),
-                start_new_session=True,
-            )
-        finally:
-            os.close(commands)
-            os.close(replies)
-        self.commands, self.replies, self.buffer = worker_in, worker_out, bytearray()
+            self.pid, self.commands, self.replies, spec = self.launcher.start()
+        except OSError as error:
+            return f"the worker could not be started: {error}"
+        self.buffer, self.meter = bytearray(), meter(spec)
         os.set_blocking(self.replies, False)
         try:
-            self.group.adopt(self.process.pid)
-            self.meter = meter(self.group.meter_spec())
-            self.send(["go"])  # only once the kernel counts all it will start
             ready = self.receive(time.monotonic() + 60.0, None)
-            if type(ready) is not list or len(ready) != 2 or ready[0] != "ready":
+            if ready != ["ready"]:
                 raise SandboxFailure(f"the worker could not confine itself: {ready!r}"[:300])
-            self.home = ready[1]
             imported = self.receive(self.deadline(), time.monotonic())
         except SandboxFailure as failure:
             self.stop()
@@ -256,33 +129,23 @@ class Sandbox:
         return None
 
     def stop(self) -> None:
-        """Kill the worker, and whatever it started."""
+        """Have the worker killed, and whatever it started."""
         for fd in (self.commands, self.replies):
             if fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self.commands = self.replies = -1
-        if self.process is not None:
-            self.kill()
-            self.process = None
         if self.meter is not None:
             self.meter.close()
             self.meter = None
-        if self.group is not None:
-            self.group.close()
-            self.group = None
-        sweep(self.config.uid)
-        if self.home and self.config.mode != "isolated":  # isolated, it vanished with it
-            shutil.rmtree(self.home, ignore_errors=True)
-        self.home = None
+        if self.pid is not None:
+            self.pid = None
+            self.launcher.stop()
 
-    def kill(self) -> int:
-        """Kill the worker's process group and reap the worker; its exit status. Killing
-        comes first: once reaped, its process ID may belong to someone else."""
-        if self.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, signal.SIGKILL)
-        return self.process.wait()
+    def close(self) -> None:
+        """Stop the worker, and the launcher with it."""
+        self.stop()
+        self.launcher.close()
 
     def deadline(self) -> float:
         return time.monotonic() + self.limits.call_wall_seconds
@@ -327,15 +190,15 @@ class Sandbox:
                 "not stop: it was killed"
             )
         if used > self.limits.call_cpu_seconds and not asked:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.process.pid, STOP_SIGNAL)
+            self.launcher.interrupt()
             return True
         return asked
 
     def ended_in_words(self) -> str:
         """How the worker ended, once it has: its exit, and whether memory ended it."""
-        code = exit_in_words(self.kill())
-        if self.group is not None and self.group.over_memory():
+        self.pid, (exit_code, over_memory) = None, self.launcher.stop()
+        code = exit_in_words(exit_code) if exit_code is not None else "it had ended"
+        if over_memory:
             limit = self.limits.group_memory_mb
             return (
                 f"{code}: it and the processes it started went over the memory limit ({limit} MB)"
@@ -390,7 +253,7 @@ class Sandbox:
         account = self.accounts.get(exercise) or self.account(exercise)
         if self.depth == 0:
             self.refuse(exercise)
-            if self.process is None:
+            if self.pid is None:
                 problem = self.start()
                 if problem:
                     account.strikes.append(problem)

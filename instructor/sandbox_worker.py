@@ -32,7 +32,6 @@ import os
 import resource
 import signal
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -165,8 +164,8 @@ def become(uid: int) -> None:
 def confine(config: dict[str, Any]) -> Path:
     """Confine this process as the configuration says; its home folder, which holds
     `package/` (a copy of the package to run, read-only to it) and `scratch/` (its own).
-    Isolated, the home is in the fresh /tmp of its mount namespace; otherwise a new folder
-    that only its user may enter."""
+    Isolated, the home is in the fresh /tmp of its mount namespace; otherwise the folder
+    the launcher made for it, which only its user may enter."""
     files = read_package(Path(config["package"]))
     tree = os.path.abspath(config["tree"])  # the judge's: never reachable from here
     folders = [f for f in reachable.import_folders() if not Path(f).is_relative_to(tree)]
@@ -177,7 +176,7 @@ def confine(config: dict[str, Any]) -> Path:
     else:
         if config["uid"] is not None:
             reachable.reroute(reachable.through_descriptors(reachable.hold(folders)))
-        home = Path(tempfile.mkdtemp(prefix="tenxor-worker-"))
+        home = Path(config["home"])  # made by the launcher, which removes it
     write_package(files, home / "package")
     (home / "scratch").mkdir()
     limit(config)
@@ -186,7 +185,7 @@ def confine(config: dict[str, Any]) -> Path:
             os.chown(folder, config["uid"], config["uid"])
         become(config["uid"])
     libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGKILL))  # after the change of user
-    if os.getppid() != config["judge"]:
+    if os.getppid() != config["parent"]:
         os._exit(1)
     os.chdir(home / "scratch")
     os.environ.update(HOME=str(home / "scratch"), TMPDIR=str(home / "scratch"))
@@ -308,7 +307,7 @@ def main(config: dict[str, Any]) -> None:
     for module in PRELOADED:
         __import__(module)
     home = confine(config)
-    channel.send(["ready", str(home)])
+    channel.send(["ready"])
     global WORKER
     worker = WORKER = Worker(channel, config["call_cpu_seconds"])
     signal.signal(STOP_SIGNAL, on_stop_signal)

@@ -16,10 +16,11 @@ from instructor.grading import (
     Assembly,
     grade_batch,
     grading_options,
+    read_report_log,
     results_json,
     students_in,
 )
-from instructor.sandbox import BLOCK, BLOCKS, UID_BASE, SandboxLimits
+from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
 from tenxor.course.catalog import BY_ID
 from tenxor.course.running import Result, Run, run_tests
 from tests.tooling.submissions import (
@@ -228,6 +229,25 @@ def test_tests_that_never_ran_score_zero():
     results = results_json(expected, run, Assembly(ROOT), LIMITS, "isolated", 1.0)
     assert results["score"] == pytest.approx(BY_ID["1.1"].points / 2)
     assert "test_a.py::test_2: never ran" in results["tests"][0]["output"]
+
+
+def test_grading_counts_only_reports_the_judges_user_made(tmp_path: Path):
+    """The judge marks each report with its user; a report of any other process (written
+    into the judge's folder, or out of form) does not count."""
+    test = "tests/test_storage.py::test_numel_matches_numpy_size"
+    log = tmp_path / "reports.jsonl"
+    lines = [
+        {"$report_type": "TestReport", "nodeid": test, "when": "call", "outcome": "passed",
+         "judge_user": 0},
+        ["not", "a", "report"],
+        {"$report_type": "TestReport", "nodeid": test, "when": "call", "outcome": "failed",
+         "judge_user": 61032, "failure": {"message": ["not text"], "unfinished": "os.system"}},
+    ]  # fmt: skip
+    log.write_text("\n".join(json.dumps(line) for line in lines) + "\nnot json\n")
+    run = read_report_log(log, {test: "1.1"}, judge=61032)
+    assert run.results[test].outcome == "failed"
+    assert run.results[test].message == "failed" and run.results[test].unfinished is None
+    assert read_report_log(log, {test: "1.1"}, judge=0).results[test].passed
 
 
 def test_no_process_is_started_with_preexec_fn():

@@ -7,9 +7,11 @@ import csv
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -127,7 +129,7 @@ def wait_for(condition, seconds: float) -> None:
         time.sleep(0.2)
 
 
-def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_path: Path):
+def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_path, request):
     generator = random.Random(7)
     done = {}
     graded = ["1.1", "1.3"]  # two quick exercises: the batch, not the tests, is on trial
@@ -141,8 +143,11 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
         "--out", str(output), "--exercise", "1.1", "--exercise", "1.3", "--jobs", "2",
         "--course", str(ROOT),
     ]  # fmt: skip
-    scratch = tmp_path / "scratch"  # where the batch's test processes run
-    scratch.mkdir()
+    # Where the batch's judges and workers run: a folder of its own, which every user may
+    # enter (the judges' users must reach their tree), removed with the test.
+    scratch = Path(tempfile.mkdtemp(prefix="tenxor-killed-batch-", dir="/tmp"))
+    scratch.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
     environment = {**os.environ, "TMPDIR": str(scratch)}
     batch = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment

@@ -1,0 +1,328 @@
+"""Start and end sandbox workers: the only part of grading that keeps root.
+
+A judge gives up root before it runs a test. Before that, it starts a launcher (when grading
+as root), a small process that stays root and does four things when the judge asks: start a
+worker (confined, in a group of its own that the kernel counts), send it on its way, stop
+it, and kill it with everything it started. It hands the judge the two pipes to the worker
+and never reads a byte of them: nothing a worker sends reaches a process with privileges.
+
+    launcher = LauncherClient(config)      # the judge, while still root
+    pid, commands, replies, spec = launcher.start()
+    launcher.interrupt()                   # the call has used up its CPU time
+    code, over_memory = launcher.stop()    # killed, reaped, its group closed
+
+Without root (the `same user` mode), the judge uses a `Launcher` of its own in its process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from instructor import plain_data, reachable
+from instructor.sandbox_worker import BOOT, STOP_SIGNAL, libc_call
+from instructor.worker_group import worker_group
+
+MODES = ("isolated", "separate user", "same user")
+UID_BASE = 61000  # grading's users: UID_BASE + BLOCK * block + place in the block
+BLOCK = 64  # users per grading command; each command on a machine claims a block of them
+JUDGE_USERS = 32  # in a block: workers at 0..31, judges at 32..62, the judges' group at 63
+BLOCKS = 1000
+USERS_LOCKS = Path("/run/lock/tenxor-worker-users")
+PR_SET_PDEATHSIG = 1
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What a submission's code may use in the worker."""
+
+    call_cpu_seconds: float = 10.0  # one call (from the judge's test) of an exercise function
+    call_wall_seconds: float = 60.0  # the same call by the clock: catches one that sleeps
+    exercise_cpu_seconds: float = 60.0  # all calls of one exercise
+    exercise_wall_seconds: float = 300.0
+    strikes: int = 2  # calls of one exercise that crash, hang or run out of time
+    memory_mb: int = 2048  # each process of the worker (its address space)
+    group_memory_mb: int = 4096  # the worker and all it started, where cgroups count it
+    processes: int = 32
+    file_mb: int = 64
+    answer_mb: int = 32  # one message of the worker
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Everything a judge needs to start workers for one submission."""
+
+    package: str  # the folder holding the tenxor package to run: the release's, with the
+    # submission's exercise modules
+    tree: str  # the judge's tree, where the worker imports instructor.sandbox_worker from
+    mode: str  # one of MODES
+    slot: int  # which worker user and CPU this judge takes
+    hidden: tuple[str, ...] = ()  # folders a worker must not see
+    users: int = UID_BASE  # the first user of the block this grading claimed
+    judge: int | None = None  # the user the judge becomes (None: it keeps its own)
+    modules: tuple[str, ...] = ("tenxor",)
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> SandboxConfig:
+        data = json.loads(text)
+        data["limits"] = SandboxLimits(**data["limits"])
+        data["hidden"], data["modules"] = tuple(data["hidden"]), tuple(data["modules"])
+        return cls(**data)
+
+    @property
+    def uid(self) -> int | None:
+        """The worker's user (None: the judge's own)."""
+        return None if self.mode == "same user" else self.users + self.slot
+
+    @property
+    def judges_group(self) -> int:
+        return self.users + BLOCK - 1
+
+
+def worker_environment() -> dict[str, str]:
+    """The few variables a worker gets: nothing of the judge's environment leaks to it."""
+    keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
+    environment = {name: os.environ[name] for name in keep if name in os.environ}
+    environment.update(PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1")
+    return environment
+
+
+@contextlib.contextmanager
+def grading_users() -> Iterator[int]:
+    """Claim a block of BLOCK users for as long as the block runs: the first of them. Each
+    grading command on the machine gets a block of its own (held by a file lock, which the
+    system releases if the command dies), so none sweeps away another's processes."""
+    USERS_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for block in range(BLOCKS):
+        handle = os.open(USERS_LOCKS / f"block-{block}", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            continue
+        try:
+            first = UID_BASE + BLOCK * block
+            for uid in range(first, first + BLOCK):
+                sweep(uid)  # what a grading that died may have left
+            yield first
+            for uid in range(first, first + BLOCK):
+                sweep(uid)
+        finally:
+            os.close(handle)
+        return
+    raise OSError(f"all {BLOCKS} blocks of grading users are in use")
+
+
+def sweep(uid: int | None) -> None:
+    """Kill every process of a user of grading's (what was left running, in any session)."""
+    if uid is not None and os.geteuid() == 0:
+        subprocess.run(
+            ["kill", "-KILL", "-1"],
+            user=uid,
+            group=uid,
+            extra_groups=[],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+
+
+class Launcher:
+    """Starts and ends the workers of one judge process, one at a time."""
+
+    def __init__(self, config: SandboxConfig) -> None:
+        self.config = config
+        self.process: subprocess.Popen | None = None
+        self.group = None
+        self.home: str | None = None  # the worker's folder, when it has no /tmp of its own
+
+    def start(self) -> tuple[int, int, int, list[Any]]:
+        """Start a worker, in a group of its own: its process ID, the judge's ends of its
+        pipes (for commands, for replies) and how to read the group's CPU time."""
+        self.stop()
+        commands, worker_in = os.pipe()
+        worker_out, replies = os.pipe()
+        if self.config.mode != "isolated":
+            self.home = tempfile.mkdtemp(prefix="tenxor-worker-")
+        settings = {
+            **dataclasses.asdict(self.config.limits),
+            **{k: getattr(self.config, k) for k in ("package", "tree", "mode", "uid")},
+            "hidden": list(self.config.hidden),
+            "modules": list(self.config.modules),
+            "parent": os.getpid(),
+            "home": self.home,
+            "fds": [commands, replies],
+        }
+        self.group = worker_group("tenxor-worker", self.config.limits.group_memory_mb)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-c", BOOT, json.dumps(settings)],
+                pass_fds=(commands, replies),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=self.config.package,
+                env=worker_environment(),
+                start_new_session=True,
+            )
+        finally:
+            os.close(commands)
+            os.close(replies)
+        self.group.adopt(self.process.pid)
+        os.write(worker_in, plain_data.dumps(["go"]))  # only once the kernel counts it all
+        return self.process.pid, worker_in, worker_out, self.group.meter_spec()
+
+    def interrupt(self) -> None:
+        """Ask the worker to end the call it runs (it has used up its CPU time)."""
+        if self.process is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, STOP_SIGNAL)
+
+    def stop(self) -> tuple[int | None, bool]:
+        """Kill the worker and everything it started: its exit code (None if there was no
+        worker) and whether its group went over its memory limit."""
+        if self.process is None:
+            return None, False
+        if self.process.returncode is None:  # killed before reaped: its ID is still its own
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+        code, self.process = self.process.wait(), None
+        over_memory = self.group.over_memory()
+        self.group.close()
+        sweep(self.config.uid)
+        if self.home:
+            shutil.rmtree(self.home, ignore_errors=True)
+            self.home = None
+        return code, over_memory
+
+    def close(self) -> None:
+        self.stop()
+
+
+def launcher_for(config: SandboxConfig) -> Launcher | LauncherClient:
+    """What starts a judge's workers: a launcher process that keeps root when the judge will
+    give root up, else a launcher in the judge's own process."""
+    return Launcher(config) if config.judge is None else LauncherClient(config)
+
+
+def give_up_root(config: SandboxConfig) -> None:
+    """Become the judge's user (and the judges' group, which may read the judge's tree), for
+    good; imports keep working through handles on every folder they come from."""
+    if config.judge is None:
+        return
+    tree = os.path.abspath(config.tree)  # readable by the judges' group as it is
+    folders = [f for f in reachable.import_folders() if not Path(f).is_relative_to(tree)]
+    reachable.reroute(reachable.through_descriptors(reachable.hold(folders)))
+    parent = os.getppid()
+    os.setgroups([])
+    os.setresgid(config.judges_group, config.judges_group, config.judges_group)
+    os.setresuid(config.judge, config.judge, config.judge)
+    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGKILL))  # a change of user cleared it
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+class LauncherClient:
+    """A launcher in a process of its own that keeps root, asked over a socket."""
+
+    def __init__(self, config: SandboxConfig) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", SERVE, config.to_json(), str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            cwd=config.tree,
+            env=worker_environment(),
+        )
+        theirs.close()
+        self.socket = mine
+
+    def ask(self, request: list[Any]) -> tuple[list[Any], list[int]]:
+        self.socket.send(json.dumps(request).encode())
+        data, fds, _, _ = socket.recv_fds(self.socket, 65536, 2)
+        if not data:
+            raise OSError("the launcher has ended")
+        return json.loads(data), fds
+
+    def start(self) -> tuple[int, int, int, list[Any]]:
+        reply, fds = self.ask(["start"])
+        if reply[0] != "started" or len(fds) != 2:
+            raise OSError(f"the launcher could not start a worker: {reply[-1]}")
+        return reply[1], fds[0], fds[1], reply[2]
+
+    def interrupt(self) -> None:
+        self.socket.send(b'["interrupt"]')
+
+    def stop(self) -> tuple[int | None, bool]:
+        reply, _ = self.ask(["stop"])
+        return reply[1], reply[2]
+
+    def close(self) -> None:
+        self.socket.close()  # the launcher stops its worker and ends
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def serve(config: SandboxConfig, connection: socket.socket) -> None:
+    """The launcher's loop: do what the judge asks, until it hangs up or dies."""
+    launcher = Launcher(config)
+    try:
+        while True:
+            data = connection.recv(4096)
+            if not data:
+                return
+            request = json.loads(data)
+            if request == ["start"]:
+                try:
+                    pid, commands, replies, spec = launcher.start()
+                except OSError as error:
+                    connection.send(json.dumps(["failed", str(error)[:300]]).encode())
+                    continue
+                message = json.dumps(["started", pid, spec]).encode()
+                socket.send_fds(connection, [message], [commands, replies])
+                os.close(commands)
+                os.close(replies)
+            elif request == ["interrupt"]:
+                launcher.interrupt()
+            elif request == ["stop"]:
+                connection.send(json.dumps(["stopped", *launcher.stop()]).encode())
+            else:
+                return
+    finally:
+        launcher.close()
+
+
+def main(config_json: str, descriptor: str) -> None:
+    """The launcher process: it ends (stopping its worker) when the judge ends."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    connection = socket.socket(fileno=int(descriptor))
+    serve(SandboxConfig.from_json(config_json), connection)
+
+
+SERVE = """\
+import sys
+sys.path.insert(0, ".")
+from instructor.launcher import main
+main(*sys.argv[1:])
+"""
