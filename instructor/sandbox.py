@@ -37,6 +37,9 @@ from instructor.worker_group import meter
 from tenxor.course.running import exit_in_words
 
 TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
+# How often, at most, finished calls read it: all of it is charged to the exercise of the
+# call that reads it, so an exercise may pay for up to this much time of the one before.
+CHARGE_SECONDS = 0.005
 READ_BYTES = 1 << 20
 
 
@@ -92,6 +95,7 @@ class Sandbox:
         self.functions: list[Any] = []  # the judge's functions the worker may call back
         self.depth = 0
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
+        self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
 
     # -- the worker's life --------------------------------------------------------------------
 
@@ -103,6 +107,7 @@ class Sandbox:
         except OSError as error:
             return f"the worker could not be started: {error}"
         self.buffer, self.meter = bytearray(), meter(spec)
+        self.counted, self.read_at = self.meter.cpu_seconds(), time.monotonic()
         os.set_blocking(self.replies, False)
         try:
             ready = self.receive(time.monotonic() + 60.0, None)
@@ -173,9 +178,11 @@ class Sandbox:
                 )
             if started is not None and now - checked >= TICK_SECONDS:
                 checked, asked = now, self.watch_cpu(asked)
-            if not select.select([self.replies], [], [], min(TICK_SECONDS, deadline - now))[0]:
+            try:  # the answer is often there already
+                chunk = os.read(self.replies, min(READ_BYTES, size - len(self.buffer)))
+            except BlockingIOError:
+                select.select([self.replies], [], [], min(TICK_SECONDS, deadline - now))
                 continue
-            chunk = os.read(self.replies, min(READ_BYTES, size - len(self.buffer)))
             if not chunk:  # it closed its end: it has ended, or will be made to
                 raise SandboxFailure(f"the worker ended ({self.ended_in_words()})")
             self.buffer += chunk
@@ -268,30 +275,39 @@ class Sandbox:
             ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
             [[module, name, encoder.encode(function)] for module, name, function in stand_ins],
         ]
-        started, cpu_before = time.monotonic(), self.meter.cpu_seconds()
+        started = time.monotonic()
         if self.depth == 0:
-            self.call_cpu = cpu_before
+            self.call_cpu = self.counted
         self.depth += 1
         try:
             self.send(message)
             answer = self.outcome(call, account, started)
         except SandboxFailure as failure:
             account.strikes.append(str(failure))
+            self.charge(account, now=True)
             self.stop()
             raise
         except BaseException:
+            self.charge(account, now=True)
             self.stop()  # interrupted while the worker was still at it: its state is unknown
             raise
         finally:
             self.depth -= 1
             account.wall += time.monotonic() - started
-            if self.meter is not None and self.depth == 0:
-                account.cpu += self.meter.cpu_seconds() - cpu_before
             if self.depth == 0:
+                self.charge(account)
                 self.functions.clear()
         if type(answer) is Raising:
             raise answer.error
         return answer
+
+    def charge(self, account: Account, now: bool = False) -> None:
+        """Charge the CPU time the worker and all it started used since the last reading to
+        `account`; read at most every CHARGE_SECONDS, unless `now`."""
+        if self.meter is not None and (now or time.monotonic() - self.read_at >= CHARGE_SECONDS):
+            cpu = self.meter.cpu_seconds()
+            account.cpu += cpu - self.counted
+            self.counted, self.read_at = cpu, time.monotonic()
 
     def outcome(self, call: Call, account: Account, started: float) -> Any:
         """Wait for the worker's answer to a call, serving its calls back meanwhile: the

@@ -156,12 +156,18 @@ class CgroupMeter:
 
     def __init__(self, stat: str) -> None:
         self.stat = os.open(stat, os.O_RDONLY)
+        self.last = 0.0
 
     def cpu_seconds(self) -> float:
-        for line in os.pread(self.stat, 4096, 0).decode().splitlines():
+        """The group's CPU time so far (its last figure once the group is gone)."""
+        try:
+            text = os.pread(self.stat, 4096, 0).decode()
+        except OSError:
+            return self.last
+        for line in text.splitlines():
             if line.startswith("usage_usec "):
-                return int(line.split()[1]) / 1e6
-        return 0.0
+                self.last = int(line.split()[1]) / 1e6
+        return self.last
 
     def close(self) -> None:
         os.close(self.stat)

@@ -57,22 +57,26 @@ AS_ROOT = os.geteuid() == 0
 BATCH = FIXTURES + (RED_TEAM if AS_ROOT else ())
 
 
-def course_state(course: Path) -> dict[str, bytes]:
-    """Every file of a course, to tell whether grading changed any."""
-    return {p.relative_to(course).as_posix(): p.read_bytes() for p in course.rglob("*.py")}
+def course_state(course: Path) -> dict[str, bytes | int]:
+    """Every file of a course, and the modes of the course and of the folders beside it (the
+    submissions and the output), to tell whether grading changed any."""
+    files = {p.relative_to(course).as_posix(): p.read_bytes() for p in course.rglob("*.py")}
+    modes = {f"mode of {p.name}": p.stat().st_mode for p in course.parent.iterdir()}
+    return {**files, **modes}
 
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
     """Every fixture submission (the red team too, as root) graded in one batch, chapter 1,
     two at a time, with a copy of the course: the output, the course, and the course's
-    files before grading."""
+    files and the modes of its folders before grading."""
     base = tmp_path_factory.mktemp("grading")
     course = copy_of_reference(base / "course")
-    before = course_state(course)
     for fixture in BATCH:
         fixture.build(base / "submissions" / fixture.name)
     output = base / "grades"
+    output.mkdir()
+    before = course_state(course)
     grade_batch(course, students_in(base / "submissions"), output, CHAPTER_1, LIMITS, jobs=2)
     return output, course, before
 
