@@ -50,7 +50,7 @@ def selected_exercises(arguments: argparse.Namespace) -> list[str]:
 def command_grade(arguments: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from .grading import GRADING_LIMITS, grade_batch, students_in
+    from .grading import EXAMPLES, GRADING_LIMITS, grade_batch, students_in
 
     limits = replace(
         GRADING_LIMITS,
@@ -78,6 +78,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
         report=print,
         single=not arguments.batch,
         sandbox=arguments.sandbox,
+        profile=EXAMPLES[arguments.examples],
     )
     print(f"Gradebook: {gradebook}")
     return 0
@@ -170,6 +171,12 @@ def parser() -> argparse.ArgumentParser:
         choices=["auto", *MODES],
         default="auto",
         help="how far to confine submitted code (default: the most this machine allows)",
+    )
+    grade.add_argument(
+        "--examples",
+        choices=["10", "100", "1000"],
+        default="100",
+        help="examples each property test tries, the same on every run (default 100)",
     )
     course_option(grade)
     grade.set_defaults(run=command_grade)

@@ -58,6 +58,7 @@ JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, outpu
 JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 ENTRY_OUTPUT_CHARS = 3000
 HIDDEN_TESTS = "tests/hidden/"
+EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
 RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
 OUTPUT_FILES = frozenset({"gradebook.csv", "results.json", RECORD})
 MAX_MODULE_BYTES = 1_000_000
@@ -96,6 +97,8 @@ class Assembly:
     its files."""
 
     package: Path
+    sources: dict[str, bytes] = field(default_factory=dict)  # module -> the submitted source
+    stubs: dict[str, bytes] = field(default_factory=dict)  # module -> its stub
     taken: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     broken: dict[str, str] = field(default_factory=dict)  # module -> why it was not used
@@ -172,6 +175,7 @@ class Bench:
     limits: SandboxLimits
     judges: int  # test processes (pytest-xdist) per submission
     users: int  # the first of the worker users this grading claimed
+    profile: str = "ci"  # the hypothesis profile of the tests (tests/conftest.py)
     slots: queue.Queue = field(default_factory=queue.Queue)
 
     @property
@@ -255,6 +259,7 @@ def bench_for(
     limits: SandboxLimits,
     jobs: int,
     mode: str = "auto",
+    profile: str = "ci",
 ) -> Iterator[Bench]:
     """Set up grading: the judge's tree, the sandbox mode, and the folders (`seen`: the
     output and the submissions) that the worker must not see, nor the course."""
@@ -273,7 +278,9 @@ def bench_for(
         hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
         if mode == "separate user":
             claimed.callback(restore, hide([course.resolve(), *[p.resolve() for p in seen]]))
-        bench = Bench(course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users)
+        bench = Bench(
+            course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users, profile
+        )
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
         for slot in range(max(1, jobs)):
             bench.slots.put(slot)
@@ -299,9 +306,9 @@ def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str |
     return [p[:1000] if type(p) is str else None if p is None else "?" for p in problems]
 
 
-def assemble(bench: Bench, folder: Path, package: Path, slot: int) -> Assembly:
+def assemble(bench: Bench, folder: Path, package: Path) -> Assembly:
     """Put the submission's usable exercise modules into a copy of the release's package (the
-    judge's tree's, where every exercise is a stub), and find which of them do not import."""
+    judge's tree's, where every exercise is a stub)."""
     shutil.copytree(bench.judge_tree / "tenxor", package / "tenxor")
     assembly, submitted, used = Assembly(package), {}, set()
     for module in EXERCISE_MODULES:
@@ -317,21 +324,27 @@ def assemble(bench: Bench, folder: Path, package: Path, slot: int) -> Assembly:
             assembly.broken[module] = problem
         else:
             submitted[module] = data
-    stubs = {module: (package / module).read_bytes() for module in submitted}
+    assembly.stubs = {module: (package / module).read_bytes() for module in submitted}
+    assembly.sources = submitted
     put(package, submitted)
-    if submitted and import_problems(bench, [package], slot)[0]:
-        alone = []  # which modules break the import, each on its own among stubs
-        for number, module in enumerate(submitted):
-            alone.append(package.parent / f"alone-{number}")
-            shutil.copytree(package / "tenxor", alone[-1] / "tenxor")
-            put(alone[-1], {**stubs, module: submitted[module]})
-        for module, problem in zip(submitted, import_problems(bench, alone, slot)):
-            if problem:
-                assembly.broken[module] = f"{module} does not import: {problem}"
-        put(package, {m: stubs[m] if m in assembly.broken else d for m, d in submitted.items()})
-    assembly.taken = sorted(m for m in submitted if m not in assembly.broken)
+    assembly.taken = sorted(submitted)
     assembly.ignored = [name for name in submitted_files(folder) if name not in used]
     return assembly
+
+
+def set_aside_broken(bench: Bench, assembly: Assembly, slot: int) -> None:
+    """The submission does not import: find which of its modules do not, each on its own
+    among stubs, and put their stubs in their place."""
+    alone = []
+    for number, module in enumerate(assembly.sources):
+        alone.append(assembly.package.parent / f"alone-{number}")
+        shutil.copytree(assembly.package / "tenxor", alone[-1] / "tenxor")
+        put(alone[-1], {**assembly.stubs, module: assembly.sources[module]})
+    for module, problem in zip(assembly.sources, import_problems(bench, alone, slot)):
+        if problem:
+            assembly.broken[module] = f"{module} does not import: {problem}"
+            put(assembly.package, {module: assembly.stubs[module]})
+    assembly.taken = [module for module in assembly.taken if module not in assembly.broken]
 
 
 def grading_options(selection: list[str]) -> list[str]:
@@ -567,8 +580,9 @@ def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
     return run
 
 
-def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> Run:
-    """Run the tests of `expected` in the judge, against the submission in `package`."""
+def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> tuple[Run, bool]:
+    """Run the tests of `expected` in the judge, against the submission in `package`; the
+    run, and whether the package imported (the judge's first worker tells)."""
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
     started = time.monotonic()
@@ -577,18 +591,23 @@ def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) 
         log, output_path = folder / "reports.jsonl", folder / "output.txt"
         command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
         command += judge_options(bench, files, selection, log)
+        not_imported = folder / "does-not-import.txt"
         settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": config.to_json()}
+        settings["TENXOR_IMPORT_PROBLEM"] = str(not_imported)
         with output_path.open("wb") as output:
-            process = start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", settings)
+            process = start(
+                command, bench.judge_tree, output, JUDGE_LIMITS, bench.profile, settings
+            )
             process.wait()
         judge = os.geteuid() if config.judge is None else config.judge
         run = read_report_log(log, expected, judge)
         run.output = tail(output_path)
+        imported = not not_imported.exists()
     if process.returncode not in (0, 1):  # 1: some tests failed, as expected of most
         run.problem = f"the judge ended ({exit_in_words(process.returncode)})"
     record_not_run(run, "the judge did not run it")
     run.seconds = time.monotonic() - started
-    return run
+    return run, imported
 
 
 def grade_submission(bench: Bench, folder: Path, expected: dict[str, str]) -> dict[str, Any]:
@@ -596,8 +615,11 @@ def grade_submission(bench: Bench, folder: Path, expected: dict[str, str]) -> di
     started, slot = time.monotonic(), bench.slots.get()
     try:
         with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
-            assembly = assemble(bench, folder, Path(scratch) / "package", slot)
-            run = run_judge(bench, assembly.package, slot, expected)
+            assembly = assemble(bench, folder, Path(scratch) / "package")
+            run, imported = run_judge(bench, assembly.package, slot, expected)
+            if not imported and assembly.sources:  # again, without the modules that break it
+                set_aside_broken(bench, assembly, slot)
+                run, _ = run_judge(bench, assembly.package, slot, expected)
     finally:
         bench.slots.put(slot)
     seconds = time.monotonic() - started
@@ -702,14 +724,17 @@ def grade_batch(
     report: Callable[[str], None] | None = None,
     single: bool = False,
     sandbox: str = "auto",
+    profile: str = "ci",
 ) -> Path:
     """Grade every submission into output/<student>/results.json (output/results.json for a
     `single` submission, as Gradescope expects) and output/gradebook.csv.
 
-    A student whose results.json already exists for the same submitted modules, as grading
-    recorded writing it, is not graded again, so an interrupted batch resumes where it
-    stopped. A student folder named like a file of the output is refused (`report` says so).
-    Returns the gradebook's path.
+    `profile` is the tests' hypothesis profile (EXAMPLES): "ci" (100 examples a property),
+    "ci-quick" (10) or "ci-thorough" (1000), each the same examples on every run. A student
+    whose results.json already exists for the same submitted modules, as grading recorded
+    writing it, is not graded again, so an interrupted batch resumes where it stopped. A
+    student folder named like a file of the output is refused (`report` says so). Returns
+    the gradebook's path.
     """
 
     def results_path(student: str) -> Path:
@@ -724,7 +749,7 @@ def grade_batch(
     with ThreadPoolExecutor(max_workers=1) as collector:
         collecting = collector.submit(reference_tests, course, selection)
         with (
-            bench_for(course, seen, limits, jobs, sandbox) as bench,  # set up meanwhile
+            bench_for(course, seen, limits, jobs, sandbox, profile) as bench,  # set up meanwhile
             ThreadPoolExecutor(max_workers=max(1, jobs)) as pool,
         ):
             expected = collecting.result()

@@ -11,8 +11,10 @@ exercises that build on it. Each failing report gets the failure in plain words
 The judge starts as root when grading does, and gives root up before it runs a test (before
 it reads a byte from a worker): it becomes a user of its own, which may read its own tree and
 write only its own folder. Workers are started for it by a launcher process that keeps root
-(instructor.launcher) and never reads what they send. `check_imports` tries a submission's
-packages in workers the same way, for grading to learn which modules do not import.
+(instructor.launcher) and never reads what they send. Its first worker starts before the
+first test: if the submission does not import, the judge writes why to the file that
+TENXOR_IMPORT_PROBLEM names and fails every call at once; grading then finds the modules to
+blame with `check_imports`, which tries packages in workers the same way.
 """
 
 from __future__ import annotations
@@ -127,6 +129,11 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     """Give up root before the first test (in an xdist controller too: its workers are up)."""
     if CONFIG is not None:
         give_up_root(CONFIG)
+    if SANDBOX is not None:  # the first worker: if the submission does not import, say so
+        problem = SANDBOX.start()
+        if problem:
+            SANDBOX.broken = problem
+            Path(os.environ["TENXOR_IMPORT_PROBLEM"]).write_text(problem, encoding="utf-8")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

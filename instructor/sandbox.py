@@ -96,6 +96,7 @@ class Sandbox:
         self.depth = 0
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
+        self.broken: str | None = None  # why the submission does not import, once known
 
     # -- the worker's life --------------------------------------------------------------------
 
@@ -258,6 +259,8 @@ class Sandbox:
     ) -> Any:
         """Call the submission's `module.name(*args, **kwargs)` in the worker; its result."""
         account = self.accounts.get(exercise) or self.account(exercise)
+        if self.broken:
+            raise SandboxFailure(f"not run: the submission does not import ({self.broken})")
         if self.depth == 0:
             self.refuse(exercise)
             if self.pid is None:

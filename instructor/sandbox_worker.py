@@ -1,9 +1,10 @@
 """The sandbox worker: the one process that runs a submission's code, for the judge.
 
-The judge (instructor.sandbox) starts it with a configuration and two pipes. In order:
+A launcher (instructor.launcher) starts it for the judge (instructor.sandbox), with a
+configuration and two pipes to the judge. In order:
 
-1. It waits for the judge's "go" (by then the kernel counts it, and all it will start, in
-   the worker's group). While only the course's own code runs, it imports what the library
+1. It waits for the launcher's "go" (by then the kernel counts it, and all it will start,
+   in the worker's group). While only the course's own code runs, it imports what the library
    needs, reads the package it will run (the release's provided modules and the
    submission's exercise modules) and confines itself. As root that means: a mount
    namespace in which the course, the submissions and the output are empty read-only file

@@ -22,6 +22,9 @@ settings.register_profile("thorough", parent=settings.get_profile("default"), ma
 settings.register_profile(
     "ci", parent=settings.get_profile("default"), derandomize=True, database=None
 )
+# Grading replays fixed examples too, as many as the instructor chooses.
+settings.register_profile("ci-quick", parent=settings.get_profile("ci"), max_examples=10)
+settings.register_profile("ci-thorough", parent=settings.get_profile("ci"), max_examples=1000)
 # check() answers while a learner works, in a fraction of a second: a few examples, the same
 # ones every time, and the first bug only (grading keeps the full search). check() replays a
 # failing example from its blob and never shows the blob.

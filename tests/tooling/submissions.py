@@ -388,30 +388,27 @@ worker.Channel.send = answer_four
 JUDGE_MARKER = "written-from-the-judge"
 
 
-def answering_on_the_channel(value: str) -> Callable[[Path], None]:
-    """Every call answered with the plain data `value` (a Python expression over `config`,
-    the worker's configuration), whatever the submission's function did."""
-    return appended(
-        STORAGE,
-        CONFIG
-        + f"""\
+# Every call answered, in turn, with each tag that names something for the other side to run
+# or look up (a factory that would make the judge run `touch`, an object equal to anything, a
+# function by name, a callback), whatever the submission's function did.
+FORGE_FUNCTION_TAGS = (
+    CONFIG
+    + f"""\
+import itertools
 import instructor.sandbox_worker as worker
-send = worker.Channel.send
 marker = os.path.join(config["hidden"][2], "{JUDGE_MARKER}")
+tags = itertools.cycle([
+    ["M", "tenxor.course.running", "os.system", ["d", ["command", "touch " + marker]]],
+    ["X", "unittest.mock", "ANY"],
+    ["N", "tenxor.course.running", "os.abort"],
+    ["F", 0],
+])
+send = worker.Channel.send
 def forged(self, data):
-    send(self, ["ret", {value}, []] if data and data[0] in ("ret", "raise") else data)
+    send(self, ["ret", next(tags), []] if data and data[0] in ("ret", "raise") else data)
 worker.Channel.send = forged
-""",
-    )
-
-
-# Each tag that names something for the other side to run or look up, as the worker's answer.
-FORGED_TAGS = {
-    "M": '["M", "tenxor.course.running", "os.system", ["d", ["command", "touch " + marker]]]',
-    "X": '["X", "unittest.mock", "ANY"]',
-    "N": '["N", "tenxor.course.running", "os.abort"]',
-    "F": '["F", 0]',
-}
+"""
+)
 BURN = """\
 import time
 end = time.thread_time() + 0.7
@@ -426,17 +423,14 @@ if child == 0:
     os._exit(0)
 os.waitpid(child, 0)
 """
-# Honest code that imports lazily loaded modules once the worker is confined.
-THREAD_POOL = """\
+# Honest code that imports lazily loaded modules once the worker is confined: a thread pool,
+# a self-check with NumPy's random generator, a pool of forked processes.
+LAZY_IMPORTS = """\
 from concurrent.futures import ThreadPoolExecutor
 with ThreadPoolExecutor(2) as pool:
     assert list(pool.map(abs, [-1, -2])) == [1, 2]
-"""
-NUMPY_RANDOM = """\
 import numpy as np
 assert np.random.default_rng(0).integers(0, 10, size=3).shape == (3,)
-"""
-PROCESS_POOL = """\
 import multiprocessing
 with multiprocessing.get_context("fork").Pool(2) as pool:
     assert pool.map(abs, [-1, -2]) == [1, 2]
@@ -502,9 +496,9 @@ RED_TEAM = (
     Fixture("returns-data-nested-too-deep", (in_region("1.1", DEEP_RESULT),), ("1.1",), "FAIL"),
     Fixture("ends-the-judge-if-imported-there", (appended(STORAGE, END_THE_JUDGE),), (),
             "Graded modules: tenxor/broadcasting.py"),
-    *[Fixture(f"answers-with-tag-{tag}-on-the-channel",
-              (stubbed(STORAGE), answering_on_the_channel(value)), tuple(CHAPTER_1),
-              "UnreadableData") for tag, value in FORGED_TAGS.items()],
+    Fixture("answers-with-function-tags",
+            (stubbed(STORAGE), appended(STORAGE, FORGE_FUNCTION_TAGS)), tuple(CHAPTER_1),
+            "UnreadableData"),
     Fixture("burns-cpu", (in_region("1.1", BURN + "return -1"),), ("1.1",), "used up its"),
     Fixture("burns-cpu-in-a-child",
             (in_region("1.1", BURN_IN_A_CHILD.replace("BURN", BURN.replace("\n", "\n    ")
@@ -513,11 +507,7 @@ RED_TEAM = (
     Fixture("burns-cpu-and-claims-none",
             (in_region("1.1", BURN + "return -1"), appended(STORAGE, CLAIM_NO_CPU)),
             ("1.1",), "used up its"),
-    Fixture("imports-a-thread-pool", (appended(STORAGE, THREAD_POOL),), (),
-            "Graded modules: tenxor/broadcasting.py"),
-    Fixture("checks-itself-with-numpy-random", (appended(STORAGE, NUMPY_RANDOM),), (),
-            "Graded modules: tenxor/broadcasting.py"),
-    Fixture("uses-a-process-pool", (appended(STORAGE, PROCESS_POOL),), (),
+    Fixture("imports-lazily-loaded-modules", (appended(STORAGE, LAZY_IMPORTS),), (),
             "Graded modules: tenxor/broadcasting.py"),
     Fixture("returns-a-numpy-array-for-a-tuple", (in_region("1.3", NUMPY_STRIDES),), (),
             "Graded modules: tenxor/broadcasting.py", plain_pytest=True),
