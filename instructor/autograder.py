@@ -44,13 +44,13 @@ python3 -m venv "$root/venv"
 RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Run by Gradescope for every submission: grade it with the course's public and hidden tests
-# into results/results.json.
+# into results/results.json (TENXOR_EXAMPLES: examples per property test, 100 by default).
 set -euo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
 mkdir -p "$root/results"
 cd "$root/source"
 "$root/venv/bin/tenxor-instructor" grade "$root/submission" \\
-    --out "$root/results" --course "$root/source"
+    --out "$root/results" --course "$root/source" --examples "${TENXOR_EXAMPLES:-100}"
 """
 
 
