@@ -109,6 +109,7 @@ class Sandbox:
             return f"the worker could not be started: {error}"
         self.buffer, self.meter = bytearray(), meter(spec)
         self.counted, self.read_at = self.meter.cpu_seconds(), time.monotonic()
+        self.call_cpu = self.counted  # importing the submission counts as a call
         os.set_blocking(self.replies, False)
         try:
             ready = self.receive(time.monotonic() + 60.0, None)
@@ -146,7 +147,8 @@ class Sandbox:
             self.meter = None
         if self.pid is not None:
             self.pid = None
-            self.launcher.stop()
+            with contextlib.suppress(OSError):  # a launcher that has ended took it along
+                self.launcher.stop()
 
     def close(self) -> None:
         """Stop the worker, and the launcher with it."""
@@ -204,7 +206,10 @@ class Sandbox:
 
     def ended_in_words(self) -> str:
         """How the worker ended, once it has: its exit, and whether memory ended it."""
-        self.pid, (exit_code, over_memory) = None, self.launcher.stop()
+        try:
+            self.pid, (exit_code, over_memory) = None, self.launcher.stop()
+        except OSError:  # the launcher itself has ended, and the worker with it
+            exit_code, over_memory = None, False
         code = exit_in_words(exit_code) if exit_code is not None else "it had ended"
         if over_memory:
             limit = self.limits.group_memory_mb

@@ -14,10 +14,12 @@ from tests.tooling.submissions import ROOT
 
 pytestmark = pytest.mark.provided
 
-# A worker that burns 0.6 s of CPU in a forked child it waits for, leaves a setsid'd
-# grandchild sleeping (its process ID printed first), then sleeps until it is killed.
+# A worker that, once told to go (when it is in its group, as a launcher's worker is), burns
+# 0.6 s of CPU in a forked child it waits for, leaves a setsid'd grandchild sleeping (its
+# process ID printed first), then sleeps until it is killed.
 WORKER = """\
-import os, time
+import os, sys, time
+sys.stdin.readline()
 child = os.fork()
 if child == 0:
     grandchild = os.fork()
@@ -40,8 +42,12 @@ GROUP = """\
 import json, os, subprocess, sys, time
 from instructor.worker_group import CgroupGroup, ProcessTree, meter, worker_group
 group = ProcessTree() if sys.argv[1] == "tree" else worker_group("tenxor-test", 1024)
-worker = subprocess.Popen([sys.executable, "-c", sys.argv[2]], stdout=subprocess.PIPE)
+worker = subprocess.Popen(
+    [sys.executable, "-c", sys.argv[2]], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+)
 group.adopt(worker.pid)
+worker.stdin.write(b"go\\n")
+worker.stdin.flush()
 reading = meter(group.meter_spec())
 before = reading.cpu_seconds()
 grandchild = int(worker.stdout.readline())
