@@ -152,13 +152,21 @@ def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
 
     Masked-out elements get weight 0, and a run with no element left gives all zeros.
 
-    Raises ValueError if `mask` does not broadcast to `t`; the message names both shapes and
-    the two sizes that differ, for example:
-    `shapes (2,), (2, 3) cannot be broadcast: sizes 2 and 3 meet at dim -1`. Raises IndexError
+    Raises ValueError if `mask` does not broadcast to the shape of `t` (more dims than `t`, or
+    a size other than 1 or t's); the message names both shapes and the two sizes that differ,
+    for example: `a mask of shape (2,) does not broadcast to shape (2, 3): sizes 2 and 3
+    differ`. Raises IndexError
     for a dim out of range; the message names the dim as given and the number of dims, for
     example: `dim 2 is out of range for a tensor with 2 dims`.
     """
     # BEGIN SOLUTION 5.6
+    padded = (1,) * (t.ndim - mask.ndim) + mask.shape
+    clashes = [(m, n) for m, n in zip(padded, t.shape) if m not in (1, n)]
+    if mask.ndim > t.ndim or clashes:
+        sizes = f": sizes {clashes[0][0]} and {clashes[0][1]} differ" if clashes else ""
+        raise ValueError(
+            f"a mask of shape {mask.shape} does not broadcast to shape {t.shape}{sizes}"
+        )
     masked = t.where(mask, -math.inf)
     peak = masked.max(dim, keepdim=True)
     peak = peak.where(peak > -math.inf, 0.0)  # a fully masked run has no peak

@@ -307,6 +307,33 @@ class Tenxor:
     def _compare(self, other: Operand, fn: Callable[[Any, Any], bool]) -> Tenxor:
         return self.zip(other, fn, bool_)
 
+    def _logical(self, other: Operand, fn: Callable[[bool, bool], bool], name: str) -> Tenxor:
+        """`and`, `or` or `xor` of two bool tensors, as PyTorch's & | ^ on bool tensors."""
+        other = as_tensor(other, like=self)
+        if self.dtype is not bool_ or other.dtype is not bool_:
+            raise TypeError(
+                f"'{name}' needs two bool tensors, got {self.dtype.name} and {other.dtype.name}"
+            )
+        return self.zip(other, fn, bool_)
+
+    def __and__(self, other: Operand) -> Tenxor:
+        return self._logical(other, operator.and_, "&")
+
+    def __rand__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._logical(self, operator.and_, "&")
+
+    def __or__(self, other: Operand) -> Tenxor:
+        return self._logical(other, operator.or_, "|")
+
+    def __ror__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._logical(self, operator.or_, "|")
+
+    def __xor__(self, other: Operand) -> Tenxor:
+        return self._logical(other, operator.xor, "^")
+
+    def __rxor__(self, other: Operand) -> Tenxor:
+        return as_tensor(other, like=self)._logical(self, operator.xor, "^")
+
     def __add__(self, other: Operand) -> Tenxor:
         return self._arithmetic(other, operator.add, "+")
 

@@ -56,6 +56,11 @@ def ints(*values: int) -> Tenxor:
     return from_numpy(np.array(values, dtype=np.int64))
 
 
+def vector() -> Tenxor:
+    """A contiguous float64 tensor of shape (3,)."""
+    return from_numpy(np.arange(3.0))
+
+
 def bools(*values: bool) -> Tenxor:
     """A 1-D bool tensor."""
     return from_numpy(np.array(values, dtype=np.bool_))
@@ -308,6 +313,9 @@ BAD_INPUTS = [
     bad("5.6", "masked-softmax-mask-not-broadcastable",
         lambda: matrix().masked_softmax(bools(True, False), -1), ValueError,
         (2,), (2, 3), 2, 3),
+    bad("5.6", "masked-softmax-mask-of-more-dims",
+        lambda: tenxor.masked_softmax(vector(), from_numpy(np.ones((2, 3), bool)), 0),
+        ValueError, (3,), (2, 3)),
     bad("5.6", "masked-softmax-dim-out-of-range",
         lambda: tenxor.masked_softmax(matrix(), bools(True, False, True), 2), IndexError,
         2),

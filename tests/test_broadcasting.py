@@ -108,6 +108,7 @@ BINARY_OPS = {
     "/": operator.truediv,
     "**": operator.pow,
 }
+LOGICAL = {"&": operator.and_, "|": operator.or_, "^": operator.xor}
 COMPARISONS = {
     "<": operator.lt,
     "<=": operator.le,
@@ -725,11 +726,30 @@ def test_division_by_zero_on_broadcast_layouts(pair):
 
 
 @pytest.mark.exercise("4.6")
+@pytest.mark.parametrize("name", list(LOGICAL))
+@at_most_examples(50)
+@given(pair=operand_pairs(kind_a="bool", kind_b="bool"))
+def test_bool_operators_broadcast_like_numpy(name, pair):
+    """& | ^ between two broadcast bool layouts (or a bool tensor and a Python bool, on
+    either side) are NumPy's logical and, or and xor, as in PyTorch."""
+    a, b = pair
+    check_binary(LOGICAL[name], a.tensor(), b.tensor(), a.array, b.array)
+    check_binary(LOGICAL[name], True, b.tensor(), np.True_, b.array)
+    check_binary(LOGICAL[name], a.tensor(), False, a.array, np.False_)
+
+
+@pytest.mark.exercise("4.6")
 def test_operators_reject_bad_operands_with_clear_errors():
-    """bool - bool is a TypeError, an int to a negative int power a ValueError naming both."""
+    """bool - bool is a TypeError, an int to a negative int power a ValueError naming both,
+    & | ^ of a tensor that is not bool a TypeError naming both dtypes."""
     flags = from_numpy(np.array([True, False]))
     with raises_naming(TypeError, "bool"):
         _ = flags - flags
+    for combine in LOGICAL.values():
+        with raises_naming(TypeError, "int64", "bool"):
+            combine(from_numpy(np.array([1, 0])), flags)
+        with raises_naming(TypeError, "float64"):
+            combine(flags, 1.5)
     base = from_numpy(np.array([2, 3]))
     with raises_naming(ValueError, 2, -1):
         base ** from_numpy(np.array([-1, 2]))
