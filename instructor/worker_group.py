@@ -27,7 +27,6 @@ import signal
 import time
 from pathlib import Path
 
-CGROUPS = Path("/sys/fs/cgroup")
 PR_SET_CHILD_SUBREAPER = 36
 SCAN_SECONDS = 1.0  # how stale the /proc sum of the other processes may be
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
