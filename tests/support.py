@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import ml_dtypes
 import numpy as np
-import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import tenxor
+from tenxor.course.failure import Mismatch, WrongError, shown
 from tenxor.storage import Storage
 from tenxor.strides import Layout
 from tenxor.tensor import Tenxor
@@ -173,14 +173,47 @@ def contiguous_case(array: np.ndarray) -> Case:
     return Case(array.reshape(-1).copy(), Layout(array.shape, row_major_strides(array.shape)))
 
 
-def assert_same(actual: Tenxor, expected: np.ndarray, exact: bool = True) -> None:
+def same_values(got: object, expected: object) -> bool:
+    """Equal, with NaN equal to NaN; arrays element by element and of the same shape."""
+    if isinstance(got, np.ndarray) or isinstance(expected, np.ndarray):
+        a, b = np.asarray(got), np.asarray(expected)
+        return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
+    if isinstance(got, float) and isinstance(expected, float):
+        return ulp_close(got, expected)
+    try:
+        return bool(got == expected)
+    except (TypeError, ValueError):  # an array-like compared with a tuple, for one
+        return False
+
+
+def expect(what: str, got: object, expected: object, rule: str = "") -> None:
+    """`got` equals `expected`; otherwise the test fails saying `what` was compared, both
+    values, and the `rule` that makes `expected` right where the values do not say it.
+
+        expect("strides of the new layout", result.strides, (2, 1), "row-major, like NumPy's")
+    """
+    if not same_values(got, expected):
+        raise Mismatch(what, got, expected, rule)
+
+
+def assert_same(
+    actual: Tenxor,
+    expected: np.ndarray,
+    exact: bool = True,
+    what: str = "the result",
+    rule: str = "",
+) -> None:
     """The tensor has the expected shape and elements (NaNs equal, close for floats)."""
+    if not isinstance(actual, Tenxor):
+        raise Mismatch(f"type of {what}", type(actual).__name__, "Tenxor", rule)
     result = to_numpy(actual)
-    assert result.shape == expected.shape, f"shape {result.shape} != expected {expected.shape}"
+    expect(f"shape of {what}", result.shape, expected.shape, rule)
     if exact:
-        np.testing.assert_array_equal(result, expected)
+        close = np.array_equal(result, expected, equal_nan=result.dtype.kind == "f")
     else:
-        np.testing.assert_allclose(result, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+        close = np.allclose(result, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
+    if not close:
+        raise Mismatch(f"elements of {what}", result, expected, rule)
 
 
 def storage_shared(a: Tenxor, b: Tenxor) -> bool:
@@ -210,26 +243,49 @@ def value_pattern(value: object) -> str:
     return re.escape(str(value))
 
 
-def assert_names(error: BaseException | pytest.ExceptionInfo, *values: object) -> None:
+def assert_names(error: BaseException, *values: object) -> None:
     """The error's message names every one of `values`, in any order and with any words
     around them (see value_pattern for the forms a value may take)."""
-    if isinstance(error, pytest.ExceptionInfo):
-        error = error.value
     message = str(error)
-    for value in values:
-        assert re.search(value_pattern(value), message), (
-            f"the {type(error).__name__} message does not name {value!r}: {message!r}"
+    missing = [value for value in values if not re.search(value_pattern(value), message)]
+    if missing:
+        named = ", ".join(shown(value) for value in missing)
+        raise Mismatch(
+            f"the {type(error).__name__} message",
+            message,
+            f"a message naming {named}",
+            "an error names the values that caused it, in any words",
         )
+
+
+@dataclass
+class Raised:
+    """The error a `raises_naming` block caught (`value`, once the block has ended)."""
+
+    value: BaseException | None = None
 
 
 @contextmanager
 def raises_naming(
-    error: type[BaseException] | tuple[type[BaseException], ...], *values: object
-) -> Iterator[pytest.ExceptionInfo]:
-    """Like pytest.raises(error), and the message must name every one of `values`."""
-    with pytest.raises(error) as info:
-        yield info
-    assert_names(info, *values)
+    error: type[BaseException] | tuple[type[BaseException], ...], *values: object, rule: str = ""
+) -> Iterator[Raised]:
+    """The block raises `error`, and its message names every one of `values`; otherwise the
+    test fails saying which error was due and what was raised instead (or that nothing was).
+
+        with raises_naming(IndexError, 4, (2, 3)):
+            unsqueeze_layout(layout, 4)
+    """
+    due = error.__name__ if isinstance(error, type) else " or ".join(e.__name__ for e in error)
+    raised = Raised()
+    try:
+        yield raised
+    except error as caught:
+        raised.value = caught
+    except Exception as other:  # noqa: BLE001 - an error of the wrong type is the finding
+        raise WrongError(due, other, rule) from other
+    else:
+        raise WrongError(due, None, rule)
+    assert_names(raised.value, *values)
 
 
 def compact(value: object) -> str:
