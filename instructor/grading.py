@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise
+from tenxor.course.check import record_in_words
+from tenxor.course.failure import Failure
 from tenxor.course.running import (
     BOOTSTRAP,
     ISOLATE,
@@ -57,6 +60,7 @@ GRADING_LIMITS = SandboxLimits()
 JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, output_mb=8.0)
 JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 ENTRY_OUTPUT_CHARS = 3000
+FIELD_CHARS = 4000  # each text field of a judge's failure record is cut to this
 HIDDEN_TESTS = "tests/hidden/"
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
 RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
@@ -375,16 +379,26 @@ def reason(result: Result | None) -> str:
     if result.message.startswith("MemoryError"):
         return "MemoryError: it went over the memory limit"
     first = result.message.splitlines()[0] if result.message else result.outcome
-    return f"{first[:200]} ({result.where})" if result.where else first[:200]
+    line = result.failure.line if result.failure else None
+    return f"{first[:200]} ({line})" if line else first[:200]
 
 
-def entry_output(passed: int, failed: list[tuple[str, str]], problem: str | None) -> str:
-    """The text of one Gradescope test entry: counts, module problem, failing tests."""
+def entry_output(
+    passed: int,
+    failed: list[tuple[str, str]],
+    problem: str | None,
+    explained: list[tuple[str, Failure]] = (),
+) -> str:
+    """The text of one Gradescope test entry: counts, module problem, failing tests, and the
+    first failure's record in full (the call, what came back, what was expected)."""
     lines = [problem + "; its exercises score 0."] if problem else []
     lines.append(f"{passed} of {passed + len(failed)} tests passed.")
     lines += [f"FAIL {name}: {why}" for name, why in failed[:8]]
     if len(failed) > 8:
         lines.append(f"... and {len(failed) - 8} more failing tests")
+    for name, record in explained[:1]:
+        lines += ["", f"First failure explained, {name}:"]
+        lines += [f"  {line}" for line in record_in_words(record)]
     text = "\n".join(lines)
     return text if len(text) <= ENTRY_OUTPUT_CHARS else text[:ENTRY_OUTPUT_CHARS] + "\n..."
 
@@ -407,6 +421,11 @@ def exercise_entries(
             for test, result in zip(part, results)
             if result is None or not result.passed
         ]
+        records = [
+            (short_name(test), r.failure)
+            for test, r in zip(part, results)
+            if r is not None and not r.passed and r.failure and not r.failure.unfinished
+        ]
         entries.append(
             {
                 "name": f"{item.id} {item.title} ({'hidden' if hidden else 'public'} tests)",
@@ -414,7 +433,7 @@ def exercise_entries(
                 "score": round(share * passed, 4),
                 "max_score": round(share * len(part), 4),
                 "status": "passed" if not failed else "failed",
-                "output": entry_output(passed, failed, problem),
+                "output": entry_output(passed, failed, problem, records[:1]),
                 "visibility": "after_published" if hidden else "visible",
                 "tags": [f"chapter {item.id.split('.')[0]}"],
             }
@@ -531,19 +550,20 @@ def judge_options(bench: Bench, files: list[str], selection: list[str], log: Pat
     return [*options, *files, *grading_options(selection)]
 
 
-def failure_of(report: dict[str, Any]) -> dict[str, Any]:
-    """What a failed report of the log says: the judge's words, else pytest's last lines
-    (strings only: the log is the judge's, read as data)."""
+def failure_of(report: dict[str, Any]) -> Failure:
+    """What a failed report of the log says: the judge's record, else pytest's last lines
+    (strings only, each bounded: the log is the judge's, read as data)."""
     words = report.get("failure")
     if isinstance(words, dict):
-        said = {k: words.get(k) for k in ("message", "example", "where", "unfinished")}
-        said = {k: v[:4000] if isinstance(v, str) else None for k, v in said.items()}
-        said["message"] = said["message"] or "failed"
-        said["unfinished"] = said["unfinished"] if said["unfinished"] in BY_ID else None
-        return said
+        said = {k: v[:FIELD_CHARS] if isinstance(v, str) else v for k, v in words.items()}
+        said = {k: v for k, v in said.items() if isinstance(v, (str, bool, int))}
+        record = Failure.from_dict(said)
+        return dataclasses.replace(
+            record, unfinished=record.unfinished if record.unfinished in BY_ID else None
+        )
     longrepr = report.get("longrepr")
     text = longrepr if isinstance(longrepr, str) else json.dumps(longrepr)[-600:]
-    return {"message": "\n".join(str(text).strip().splitlines()[-6:])[:600]}
+    return Failure("\n".join(str(text).strip().splitlines()[-6:])[:600])
 
 
 def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
@@ -563,14 +583,14 @@ def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
         if kind == "TestReport" and report.get("judge_user") != judge:
             continue
         if kind == "CollectReport" and report.get("outcome") == "failed":
-            run.collect_errors[test] = failure_of(report)["message"]
+            run.collect_errors[test] = failure_of(report).message
         if kind != "TestReport" or test not in expected:
             continue
         owner, outcome, known = expected[test], report.get("outcome"), run.results.get(test)
         if known is not None and not known.passed:
             continue  # the first failure stands
         if outcome == "failed":
-            run.results[test] = Result(test, owner, "failed", **failure_of(report))
+            run.results[test] = Result.of_record(test, owner, "failed", failure_of(report))
         elif outcome == "skipped":
             reason = report.get("longrepr")
             message = reason[-1] if isinstance(reason, list) and reason else "skipped"

@@ -34,12 +34,18 @@ from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds, records_in
 from instructor.sandbox import Sandbox
 from tenxor.course.catalog import CATALOG, Exercise, prerequisites
-from tenxor.course.runner import failure_in_words
+from tenxor.course.explain import Call, call_of, explained, with_calls
+from tenxor.course.failure import shown
+from tenxor.course.markers import exercise_of
 
 SANDBOX: Sandbox | None = None
+PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
 CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
 
 Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it should hold)
+# The running test's last call of each exercise function: (arguments, kwargs, what it
+# returned, whether it raised), in the order they ended; put in words only if the test fails.
+CALLS: dict[str, tuple[tuple, dict[str, Any], Any, bool]] = {}
 
 
 def tensor_kinds() -> Kinds:
@@ -67,7 +73,15 @@ def proxy(sandbox: Sandbox, exercise: Exercise, stub: Any, watched: list[Slot]) 
     target = (exercise.module, exercise.function)
 
     def call_in_worker(*args: Any, **kwargs: Any) -> Any:
-        return sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
+        try:
+            value = sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
+        except BaseException:
+            CALLS.pop(exercise.id, None)
+            CALLS[exercise.id] = (args, kwargs, None, True)
+            raise
+        CALLS.pop(exercise.id, None)
+        CALLS[exercise.id] = (args, kwargs, value, False)
+        return value
 
     functools.update_wrapper(call_in_worker, stub)
     call_in_worker.sandbox_target = target
@@ -121,7 +135,7 @@ def pytest_configure(config: pytest.Config) -> None:
     pin(slot)  # first: the launcher, and so the workers, run on the same CPU
     mine = dataclasses.replace(sandbox_config, slot=slot)
     SANDBOX = Sandbox(mine, tensor_kinds(), launcher_for(mine))
-    install(SANDBOX)
+    PROXIES.update(install(SANDBOX))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -141,12 +155,31 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         SANDBOX.close()
 
 
+def calls_made(proxies: dict[str, Any]) -> list[Call]:
+    """The running test's last call of each exercise function, in words, oldest first."""
+    by_id = {exercise.id: exercise for exercise in CATALOG}
+    made = []
+    for exercise_id, (args, kwargs, value, raised) in CALLS.items():
+        text = call_of(proxies[exercise_id], args, kwargs)
+        returned = None if raised else shown(value)
+        made.append(Call(by_id[exercise_id], text, returned, raised))
+    return made
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    CALLS.clear()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = (yield).get_result()
     report.judge_user = os.geteuid()  # grading takes only reports of the user it chose
     if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
-        report.failure = failure_in_words(call.excinfo.value, Path(str(item.config.rootpath)))
+        exercise = exercise_of(item)
+        record = explained(call.excinfo.value, Path(str(item.config.rootpath)), exercise)
+        if SANDBOX is not None and PROXIES:
+            record = with_calls(record, exercise, calls_made(PROXIES), provided=False)
+        report.failure = record.to_dict()
 
 
 def check_imports(folder: str) -> None:

@@ -138,6 +138,16 @@ def prerequisites(exercise_id: str) -> set[str]:
     return found
 
 
+def total_points() -> int:
+    """The points of every exercise of the catalog together."""
+    return sum(item.points for item in CATALOG)
+
+
+def exercises_in(notebook: str) -> list[Exercise]:
+    """The exercises of one chapter notebook (e.g. "notebooks/03_views.ipynb"), in order."""
+    return [item for item in CATALOG if item.notebook == notebook]
+
+
 def stub_message(item: Exercise) -> str:
     """What an unfinished exercise raises: its id, title and notebook."""
     return f"Exercise {item.id}: {item.title} ({item.notebook})"

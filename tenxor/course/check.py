@@ -14,11 +14,12 @@ import re
 import sys
 import tempfile
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from .catalog import BY_ID, CATALOG, Exercise, exercise, stub_message
+from .failure import Failure
 from .hints import HINTS
 from .running import Limits, Result, Run, short_name
 from .warm import run_checked
@@ -43,33 +44,6 @@ class Status:
     passed: int
     total: int
     waits_for: tuple[str, ...] = ()
-
-
-@dataclass
-class Explanations:
-    """What the feedback plugin said about a run: each parametrized case's values, and each
-    failed test's error in plain words (with the learner's function that provided code was
-    using, when the error surfaced there)."""
-
-    cases: dict[str, str] = field(default_factory=dict)  # test -> "shape=(2, 3)"
-    messages: dict[str, str] = field(default_factory=dict)  # test -> the error in words
-    examples: dict[str, str] = field(default_factory=dict)  # test -> hypothesis's failing input
-    traced: dict[str, list[str]] = field(default_factory=dict)  # test -> what led to the error
-
-    @classmethod
-    def of(cls, run: Run) -> Explanations:
-        found = cls()
-        for note in run.notes:
-            if note["event"] == "case":
-                found.cases[note["test"]] = note["case"]
-            elif note["event"] == "explained":
-                test = note["test"]
-                found.messages[test] = note["message"]
-                if note.get("example"):
-                    found.examples[test] = note["example"]
-                if note.get("traced"):
-                    found.traced[test] = note["traced"]
-        return found
 
 
 def course_root() -> Path:
@@ -141,9 +115,8 @@ def wrapped(text: str) -> list[str]:
     return [part for line in text.splitlines() for part in textwrap.wrap(line, LINE_WIDTH) or [""]]
 
 
-def failure_in_words(result: Result, told: Explanations | None = None) -> list[str]:
-    """The lines that explain one failed test to a learner."""
-    told = told or Explanations()
+def needs_first(result: Result) -> list[str] | None:
+    """What to say when a test failed on an unfinished exercise's stub, or None."""
     if result.unfinished and result.unfinished != result.exercise:
         needed = BY_ID[result.unfinished]
         return wrapped(
@@ -156,18 +129,50 @@ def failure_in_words(result: Result, told: Explanations | None = None) -> list[s
             f"Not started: {mine.function} in {mine.path} still raises NotImplementedError.",
             "Replace that raise with your code, save the file, then check again.",
         ]
-    message = told.messages.get(result.test, result.message)
-    lines = message.splitlines() or [result.outcome]
-    if result.test in told.cases:
-        lines.append(f"the case: {told.cases[result.test]}")
-    if result.where:
-        lines.append(f"raised at {result.where}")
-    for line in told.traced.get(result.test, []):
-        lines += wrapped(line)
-    example = told.examples.get(result.test, result.example)
-    if example:
-        lines += example.splitlines()
+    return None
+
+
+def labelled(label: str, text: str) -> list[str]:
+    """`text` after a label, its further lines indented under the first."""
+    first, *rest = text.splitlines() or [""]
+    return [f"{label:<10}{first}", *(f"{'':<10}{line}" for line in rest)]
+
+
+def record_in_words(record: Failure) -> list[str]:
+    """A failure record as check prints it: the finding, then the call that went wrong, what
+    it returned or raised, what was expected and where, then the case or the example."""
+    lines = wrapped(record.message)
+    if record.call:
+        lines += labelled("call:", record.call)
+        if record.returned is not None:
+            lines += labelled("returned:", record.returned)
+        elif record.raised and record.raised not in record.message:
+            lines += labelled("raised:", record.raised)
+    if record.expected and f"expected {record.expected}" not in record.message:
+        lines += labelled("expected:", record.expected)
+    elif record.raised and not record.expected and not record.unfinished:
+        lines += labelled("expected:", "a result: no error is due for this call")
+    if record.line:
+        lines.append(f"raised at {record.line}")
+    if record.inside:
+        lines.append(f"  ({record.inside})")
+    if record.before:
+        lines += wrapped(f"That line is provided code. Before the error, {record.before}")
+    if record.case:
+        lines.append(f"the case: {record.case}")
+    if record.example and not record.call:
+        lines += record.example.splitlines()
     return lines
+
+
+def failure_in_words(result: Result) -> list[str]:
+    """The lines that explain one failed test to a learner."""
+    first = needs_first(result)
+    if first is not None:
+        return first
+    if result.failure is None:
+        return result.message.splitlines() or [result.outcome]
+    return record_in_words(result.failure)
 
 
 def test_of(result: Result) -> str:
@@ -183,19 +188,16 @@ def cases_by_test(results: list[Result]) -> dict[str, list[Result]]:
     return groups
 
 
-def case_name(case: Result, position: int, told: Explanations) -> str:
+def case_name(case: Result, position: int) -> str:
     """A case named by its values ("shape=(2, 3)"), or by its position when they are unknown."""
-    return told.cases.get(case.test) or f"case {position}"
+    return (case.failure and case.failure.case) or f"case {position}"
 
 
-def summary_line(test: str, cases: list[Result], told: Explanations | None = None) -> str:
+def summary_line(test: str, cases: list[Result]) -> str:
     """One line for a test and all its cases: PASS, or FAIL naming the first failing cases by
     their values."""
-    told = told or Explanations()
     failed = [
-        case_name(case, position, told)
-        for position, case in enumerate(cases, start=1)
-        if not case.passed
+        case_name(case, position) for position, case in enumerate(cases, start=1) if not case.passed
     ]
     if all(case.outcome == NOT_RUN for case in cases):
         return f"----  {test}  (not run)"
@@ -211,12 +213,12 @@ def summary_line(test: str, cases: list[Result], told: Explanations | None = Non
     return f"FAIL  {test}  ({len(failed)} of {len(cases)} cases fail: {named})"
 
 
-def problem_in_words(item: Exercise, run: Run, told: Explanations) -> list[str]:
+def problem_in_words(item: Exercise, run: Run) -> list[str]:
     """Why the run of an exercise's tests ended early, and what was running then."""
     running = [r for r in run.results.values() if r.timed_out or r.message == run.problem]
     during = ""
     if running:
-        case = told.cases.get(running[0].test)
+        case = running[0].failure and running[0].failure.case
         during = f" while {test_of(running[0])}{f' ({case})' if case else ''} was running"
     if run.problem and run.problem.startswith("stopped"):
         return wrapped(
@@ -234,22 +236,21 @@ def problem_in_words(item: Exercise, run: Run, told: Explanations) -> list[str]:
 def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status:
     """Print one line per test of `item` (its cases together), then its first failure explained;
     its status."""
-    told = Explanations.of(run)
     results = [r for r in run.results.values() if r.exercise == item.id]
     status = status_of(root, item, results)
     out.write(f"Exercise {item.id}: {item.title} ({item.path}, {item.function})\n")
     for test, cases in cases_by_test(results).items():
-        out.write(f"  {summary_line(test, cases, told)}\n")
+        out.write(f"  {summary_line(test, cases)}\n")
     for path, message in run.collect_errors.items():
         out.write(f"  ERROR {path} could not be loaded: {message}\n")
     if run.problem:
         out.write("\n")
-        out.writelines(f"{line}\n" for line in problem_in_words(item, run, told))
+        out.writelines(f"{line}\n" for line in problem_in_words(item, run))
     failed = [result for result in results if not result.passed]
     if failed:
         first = failed[0]
         out.write(f"\nFirst failure, {test_of(first)}:\n")
-        out.writelines(f"  {line}\n" for line in failure_in_words(first, told))
+        out.writelines(f"  {line}\n" for line in failure_in_words(first))
     elif not results and not run.collect_errors:
         out.write("  (no tests found for this exercise)\n")
     points = f"{item.points} point{'s' if item.points != 1 else ''}"

@@ -61,9 +61,10 @@ class Failure:
     values a test compared, when it said so. `call`, `returned`, `raised`: the last call of
     the exercise under test before the failure. `line`: where the error was raised, in the
     learner's function when it passed through one; `inside`: the earlier exercise it was
-    raised in. `case`: a parametrized test's values; `example`: a property test's input
-    when no call says it. `unfinished`: the exercise whose stub raised. `timed_out`: the test
-    was stopped at its time limit.
+    raised in; `before`: the last earlier exercise that returned before an error raised in
+    provided code, and what it returned. `case`: a parametrized test's values; `example`: a
+    property test's input when no call says it. `unfinished`: the exercise whose stub raised.
+    `timed_out`: the test was stopped at its time limit.
     """
 
     VERSION: ClassVar[int] = 1
@@ -78,6 +79,7 @@ class Failure:
     raised: str | None = None
     line: str | None = None
     inside: str | None = None
+    before: str | None = None
     case: str | None = None
     example: str | None = None
     unfinished: str | None = None

@@ -265,18 +265,18 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     # Chapter 5: reductions, matmul and softmax
     "5.1": (
-        "If the reduced dims were the last ones, the elements of each output's run would be a "
-        "block of neighbours in row-major order. How can you make them the last dims without "
+        "If the reduced dims were the last ones, the elements of each output's group would be "
+        "a block of neighbours in row-major order. How can you make them the last dims without "
         "copying anything?",
         "normalize_dims gives the reduced dims, sorted (None means every dim); the kept dims "
         "are the others, in order. permute_layout (3.4) with the kept dims first and the "
-        "reduced dims last is a view, and read_values (4.4) of it lists the runs one after "
+        "reduced dims last is a view, and read_values (4.4) of it lists the groups one after "
         "the other.",
-        "The run length is the product of the reduced sizes and the number of outputs the "
-        "product of the kept sizes: output i folds the i-th block of that length. An empty run "
+        "A group's size is the product of the reduced sizes and the number of outputs the "
+        "product of the kept sizes: output i folds the i-th block of that size. An empty group "
         "(a size-0 reduced dim) is still folded, so sum gives 0. The shape lists the kept "
         "sizes, or, with keepdim, every size with the reduced ones replaced by 1.",
-        "A 0-d layout with dims=None reduces nothing and keeps nothing: one run holding its "
+        "A 0-d layout with dims=None reduces nothing and keeps nothing: one group holding its "
         "one element, and shape ().",
     ),
     "5.2": (
@@ -286,14 +286,14 @@ HINTS: dict[str, tuple[str, ...]] = {
         "t.ndim) lists them (None means every dim). Pass keepdim on to the sum.",
         "Divide the tensor the sum gives by the count once, with the tensor's division: it "
         "gives float64 for int and bool tensors, keeps float32 as float32, and turns the 0 / 0 "
-        "of an empty run into nan, as NumPy does.",
+        "of an empty group into nan, as NumPy does.",
     ),
     "5.3": (
-        "Walk the run once, keeping the position of the best value seen so far. Which "
+        "Walk the group once, keeping the position of the best value seen so far. Which "
         "comparison keeps the first of two equal values, > or >=?",
         "A NaN compares false with everything, so > never picks it, yet it must win. A value "
         "v is NaN exactly when v != v: the first NaN you meet is the answer, at once.",
-        "The run has at least one element, so position 0 is a fine first best. By hand: "
+        "The group has at least one element, so position 0 is a fine first best. By hand: "
         "[1, 3, 3, 2] gives 1, [1.0, nan, 5.0, nan] gives 1, [4] gives 0. Ints and bools "
         "compare the same way.",
     ),
@@ -315,10 +315,10 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     "5.5": (
         "softmax(x) = exp(x) / sum(exp(x)), and it does not change when the same number is "
-        "subtracted from every element of a run. Which number makes every argument of exp 0 or "
+        "subtracted from every element of a group. Which number makes every argument of exp 0 or "
         "below, so that nothing overflows?",
         "Only tensor operations along dim, each reduction with keepdim=True so that its result "
-        "broadcasts back against t: the run's max, a subtraction, exp, the run's sum, a "
+        "broadcasts back against t: the group's max, a subtraction, exp, the group's sum, a "
         "division. No Python loop over elements.",
         "Huge logits like [1000, 1000, 1000] must give a third each, not nan; an entry of -inf "
         "gets weight 0; an int tensor gives float64 weights. A negative dim counts from the "
@@ -326,13 +326,13 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     "5.6": (
         "Give every left-out logit the value -inf and exp turns it into exactly 0. Then it is "
-        "the softmax of 5.5. What goes wrong in a run where every element is left out?",
+        "the softmax of 5.5. What goes wrong in a group where every element is left out?",
         "t.where(mask, value) keeps t where mask holds and puts value elsewhere, broadcasting "
-        "the mask. After that come the steps of softmax: the run's max with keepdim, a "
-        "subtraction, exp, the run's sum with keepdim, a division.",
-        "A fully masked run has max -inf, and -inf minus -inf is nan. Replace such a max by 0 "
+        "the mask. After that come the steps of softmax: the group's max with keepdim, a "
+        "subtraction, exp, the group's sum with keepdim, a division.",
+        "A fully masked group has max -inf, and -inf minus -inf is nan. Replace such a max by 0 "
         "before subtracting (comparing the max with -inf gives the bool tensor of where it is "
-        "real). That run's weights are then all 0 and so is its sum: divide by 1 there instead, "
+        "real). That group's weights are then all 0 and so is its sum: divide by 1 there instead, "
         "with one more where. Huge masked-out logits disappear before the max.",
     ),
     # Chapter 6: GATv2 on padded batches and on edge lists
@@ -358,8 +358,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "the [N, N] diagonal and broadcasts against [B, N, N].",
         "Whatever the adjacency's diagonal holds, the answer there is 'both real', which is "
         "'i is real'. Recipe: the [B, N, N] both-real mask; the edges, the nonzero adjacency "
-        "and both-real together (a product of bools is an 'and'); then one where, with "
-        "self_loops(N) as the condition, both-real where it holds and the edges elsewhere.",
+        "and both-real together (& of two bool tensors is an 'and', as is their product); then "
+        "one where, with self_loops(N) as the condition, both-real where it holds and the "
+        "edges elsewhere.",
     ),
     "6.3": (
         "You need receiver[b, i, h] + sender[b, j, h] for every pair (i, j): a [B, N, N, H, DA] "
@@ -374,7 +375,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     ),
     "6.4": (
         "For each b, i and h the weights are a softmax over j, dim 2 of the logits, taken only "
-        "where attends[b, i, j] holds. Chapter 5 has a softmax over part of a run.",
+        "where attends[b, i, j] holds. Chapter 5 has a softmax over part of a group.",
         "The mask is [B, N, N] and the logits [B, N, N, H]: give the mask a size-1 dim at its "
         "end and it covers every head. A row where i listens to nobody must give zeros, not "
         "nan, and logits in the thousands must not overflow; chapter 5's masked softmax "

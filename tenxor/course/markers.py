@@ -3,8 +3,8 @@
 Loaded by the project's tests/conftest.py. With `--exercise-map FILE` it also writes, after
 collection, a JSON object mapping each test's node id to its exercise id (or "provided");
 `--exercise ID` keeps the tests of some exercises; `--progress` ends the run with one line
-that counts the exercises whose tests all passed, for example
-`12 of 36 exercises done (38 of 100 points); next: 2.3`.
+(progress_line) that counts the exercises whose tests all passed and their points, out of
+the catalog's, and names the next exercise to do.
 """
 
 from __future__ import annotations

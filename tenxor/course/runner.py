@@ -3,40 +3,47 @@
 
 It writes one JSON line per event to the `--results` file, flushed at once, so the parent
 process keeps every finished result even if the run is killed: `collected` (the tests to run),
-`start` and `end` of each test (with its outcome and the first failure in plain words),
-`collect-error` for a test file that cannot be imported, and `finished`. It also enforces a
-per-test time limit, runs only the node ids listed in `--only`, and records which exercise
-regions each test reaches (see `reach`).
+`start` and `end` of each test (with its outcome and, for a failure, its `Failure` record: see
+failure.py), `collect-error` for a test file that cannot be imported, `finished` and `timing`.
+It enforces a time limit per test and, with `--check-seconds`, for the whole run (one timer
+serves both), runs only the node ids listed in `--only`, and records which exercise regions
+each test reaches (see `reach`). With `--explain` (check's runs) the first failed test is run
+once more, watching the learner's functions, so its record names the call that went wrong.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
-import re
 import signal
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import IO, Any
 
 import pytest
 
 from .catalog import BY_ID, stub_message
+from .explain import (
+    UNFINISHED,
+    TimeLimitExceeded,
+    comparison_in_words,
+    exercise_codes,
+    explained,
+    first_lines,
+    raised_in_provided_code,
+    replaying,
+    watched_calls,
+    with_calls,
+)
+from .failure import Failure, shown
 from .markers import exercise_of
 
-UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
-MESSAGE_LINES, MESSAGE_CHARS = 6, 600
-# pytest explains an assertion with "+  where" lines, nesting deeper ones further right.
-NESTED_DETAIL = re.compile(r"^\s*\+ {4,}\S")
-# How hypothesis introduces the smallest input that fails (the wording changed over versions).
-EXAMPLE_NOTES = ("Falsifying example", "Failing test case")
-
-
-class TimeLimitExceeded(BaseException):
-    """Raised inside a test that ran past the per-test time limit (a BaseException so that
-    `except Exception` in the code under test, or hypothesis, does not swallow it)."""
+__all__ = ["UNFINISHED", "TimeLimitExceeded", "reach"]
+FIRST_SHRINK_SECONDS = 0.5  # for the first failing example, the one a learner reads
+CASE_VALUE_CHARS = 60
+PYTEST_SUMMARY_CHARS = (80 - 15 - 2 - 2) // 2  # how much of each side pytest shows for ==
 
 
 # Set by the plugin around each test: the exercises stubbed for this test, and the exercises
@@ -53,94 +60,100 @@ def reach(exercise_id: str) -> None:
         raise NotImplementedError(stub_message(BY_ID[exercise_id]))
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("tenxor runner")
-    group.addoption("--results", metavar="FILE", help="write JSON lines of test events here")
-    group.addoption("--only", metavar="FILE", help="run only the node ids listed in FILE")
-    group.addoption(
-        "--test-timeout", type=float, default=0.0, metavar="S", help="time limit per test"
-    )
-    group.addoption(
-        "--stub-own",
-        action="store_true",
-        help="run each test with its own exercise stubbed (needs a probe tree)",
-    )
+def case_in_words(item: pytest.Item) -> str | None:
+    """A parametrized test's case as its values: "shape=(2, 3), dim=1"; by the id its test
+    gave it where a value is a function or a class, which print as addresses."""
+    callspec = getattr(item, "callspec", None)
+    params = getattr(callspec, "params", None)
+    if not params:
+        return None
+    if any(callable(value) for value in params.values()):
+        return callspec.id
+    return ", ".join(f"{name}={shown(value, CASE_VALUE_CHARS)}" for name, value in params.items())
 
 
-def first_lines(text: str) -> str:
-    """At most a few lines and a few hundred characters of `text`."""
-    lines = text.strip().splitlines()
-    short = "\n".join(lines[:MESSAGE_LINES]) + ("\n..." if len(lines) > MESSAGE_LINES else "")
-    return short if len(short) <= MESSAGE_CHARS else short[:MESSAGE_CHARS] + " ..."
+def summary_repr(value: object) -> str:
+    """A value as pytest shows it in the first line of a failed `==` (shortened to fit)."""
+    try:
+        from _pytest._io.saferepr import saferepr
+    except ImportError:  # pytest moved it: shorten as it does, roughly
+        return shown(value, PYTEST_SUMMARY_CHARS)
+    return saferepr(value, maxsize=PYTEST_SUMMARY_CHARS)
 
 
-def without_nested_detail(message: str) -> str:
-    """An assertion message keeping pytest's first level of "+  where" explanations only."""
-    return "\n".join(line for line in message.splitlines() if not NESTED_DETAIL.match(line))
+def bound_shrinking(seconds: float) -> None:
+    """Let hypothesis shrink a failing example for at most `seconds` per test (hypothesis
+    offers this constant for patching)."""
+    with contextlib.suppress(ImportError):
+        from hypothesis.internal.conjecture import engine
 
-
-def leaves(error: BaseException) -> list[BaseException]:
-    """The exceptions inside an exception group (hypothesis reports several failures as one
-    group), or the exception itself."""
-    inner = getattr(error, "exceptions", None)
-    if isinstance(inner, (tuple, list)) and inner:
-        return [leaf for member in inner for leaf in leaves(member)]
-    return [error]
-
-
-def unfinished_exercise(error: BaseException) -> str | None:
-    """The exercise whose stub raised `error`, if it is such a NotImplementedError."""
-    match = UNFINISHED.match(str(error)) if isinstance(error, NotImplementedError) else None
-    return match["id"] if match else None
-
-
-def where_in_package(error: BaseException, root: Path) -> str | None:
-    """The last line of the package (not its tooling) that the error passed through."""
-    package, tooling, where = root / "tenxor", root / "tenxor" / "course", None
-    for frame, line in traceback.walk_tb(error.__traceback__):  # no source read: cheap
-        path = Path(frame.f_code.co_filename)
-        if path.is_relative_to(package) and not path.is_relative_to(tooling):
-            where = f"{path.relative_to(root).as_posix()}:{line} in {frame.f_code.co_name}"
-    return where
-
-
-def failure_in_words(error: BaseException, root: Path) -> dict[str, Any]:
-    """The exception of a failed test as plain facts: what was raised, with which message, at
-    which line of the package, and which unfinished exercise raised it, if any."""
-    found = leaves(error)
-    unfinished = [unfinished_exercise(leaf) for leaf in found]
-    # Explain the first failure that is not an unfinished exercise, if there is one.
-    leaf = next((leaf for leaf, u in zip(found, unfinished) if u is None), found[0])
-    notes = [note for note in getattr(leaf, "__notes__", []) if isinstance(note, str)]
-    notes += [note for note in getattr(error, "__notes__", []) if isinstance(note, str)]
-    example = next((note for note in notes if note.startswith(EXAMPLE_NOTES)), None)
-    return {
-        "message": first_lines(without_nested_detail(f"{type(leaf).__name__}: {leaf}")),
-        "example": first_lines(example) if example else None,
-        "where": where_in_package(leaf, root),
-        "unfinished": unfinished[0] if all(unfinished) else None,
-        "timed_out": any(isinstance(leaf, TimeLimitExceeded) for leaf in found),
-    }
+        engine.MAX_SHRINKING_SECONDS = seconds
 
 
 def on_alarm(signum: int, frame: Any) -> None:
     raise TimeLimitExceeded("the test ran longer than its time limit")
 
 
-class Recorder:
-    """Writes the events of one run as JSON lines, one flushed line per event."""
+class Timer:
+    """The one alarm of a test process: it stops a test at its own limit or at the end of
+    the whole run, whichever comes first (0: no limit)."""
 
-    def __init__(self, stream: IO[str], root: Path, stub_own: bool) -> None:
-        self.stream, self.root, self.stub_own = stream, root, stub_own
-        self.failures: dict[str, dict[str, Any]] = {}
+    def __init__(self, test_seconds: float, run_seconds: float) -> None:
+        self.test_seconds = test_seconds
+        self.deadline = time.monotonic() + run_seconds if run_seconds else None
+
+    def seconds_left(self) -> float:
+        """How long the next test may run (0.0: no limit)."""
+        limits = [self.test_seconds] if self.test_seconds else []
+        if self.deadline is not None:
+            limits.append(max(0.001, self.deadline - time.monotonic()))
+        return min(limits, default=0.0)
+
+    @contextlib.contextmanager
+    def armed(self):
+        """Raise TimeLimitExceeded in the block when its time is up."""
+        seconds = self.seconds_left()
+        if not seconds:
+            yield
+            return
+        previous = signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+class Recorder:
+    """Writes the events of one run as JSON lines, one flushed line per event, and keeps the
+    run's one timer."""
+
+    def __init__(self, config: pytest.Config, stream: IO[str]) -> None:
+        self.stream, self.root = stream, Path(str(config.rootpath))
+        self.stub_own = config.getoption("--stub-own")
+        self.explain = config.getoption("--explain")
+        self.seconds = config.getoption("--check-seconds")
+        self.memory_mb = config.getoption("--check-memory-mb")
+        self.timer = Timer(config.getoption("--test-timeout"), self.seconds)
+        self.failures: dict[str, Failure | str] = {}  # test -> its record, or why it skipped
+        self.times = {"started": time.time()}
+        self.explained_one = False  # only the first failure is run again and watched
 
     def write(self, **event: Any) -> None:
         self.stream.write(json.dumps(event) + "\n")
         self.stream.flush()
 
+    def pytest_sessionstart(self) -> None:
+        if self.explain:
+            bound_shrinking(FIRST_SHRINK_SECONDS)
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         self.write(event="collected", tests={item.nodeid: exercise_of(item) for item in items})
+
+    def pytest_collection_finish(self) -> None:
+        self.times["collected"] = time.time()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
@@ -160,16 +173,26 @@ class Recorder:
         # pytest keeps the last failure's traceback, and every frame in it, in sys.last_*;
         # drop them so one test's memory blow-up does not starve the tests after it.
         sys.last_type = sys.last_value = sys.last_traceback = None
-        if failure is not None and failure.get("message", "").startswith("MemoryError"):
-            gc.collect()
-        outcome = "passed" if failure is None else failure.pop("outcome", "failed")
-        self.write(
-            event="end",
-            test=item.nodeid,
-            outcome=outcome,
-            reached=sorted(REACHED),
-            **(failure or {}),
-        )
+        event: dict[str, Any] = {"outcome": "passed"}
+        if isinstance(failure, str):
+            event = {"outcome": "skipped", "message": failure}
+        elif failure is not None:
+            event = {"outcome": "failed", "failure": failure.to_dict()}
+            if failure.message.startswith("MemoryError"):
+                gc.collect()
+        self.write(event="end", test=item.nodeid, reached=sorted(REACHED), **event)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        with self.timer.armed():
+            yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_assertrepr_compare(self, op: str, left: object, right: object) -> list[str] | None:
+        """Leave a comparison to pytest, unless pytest would print its two sides the same."""
+        if op != "==" or summary_repr(left) != summary_repr(right):
+            return None
+        return comparison_in_words(left, right)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
@@ -177,26 +200,71 @@ class Recorder:
         if item.nodeid in self.failures:
             return
         if report.failed and call.excinfo is not None:
-            self.failures[item.nodeid] = failure_in_words(call.excinfo.value, self.root)
+            self.failures[item.nodeid] = self.record(item, call.excinfo.value)
         elif report.failed:
-            self.failures[item.nodeid] = {"message": first_lines(str(report.longrepr))}
+            self.failures[item.nodeid] = Failure(first_lines(str(report.longrepr)))
         elif report.skipped:
             reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else "skipped"
-            self.failures[item.nodeid] = {"outcome": "skipped", "message": str(reason)}
+            self.failures[item.nodeid] = str(reason)
 
+    def record(self, item: pytest.Item, error: BaseException) -> Failure:
+        """The record of a failed test; the first one of an `--explain` run is run again,
+        watching the learner's functions, to name the call that went wrong."""
+        exercise = exercise_of(item)
+        found = explained(
+            error, self.root, exercise, self.seconds, self.memory_mb, case_in_words(item)
+        )
+        if found.timed_out and self.timer.deadline and time.monotonic() >= self.timer.deadline:
+            item.session.shouldstop = "the check reached its time limit"
+        if not self.explain or self.explained_one or found.unfinished or found.timed_out:
+            return found
+        self.explained_one = True
+        bound_shrinking(0.0)  # later failures' examples need not be the smallest
+        rerun = replaying(getattr(item, "obj", None), item.runtest, error)
+        with self.timer.armed():
+            calls = watched_calls(rerun, exercise_codes())
+        provided = raised_in_provided_code(error, self.root)
+        return with_calls(found, exercise, calls, provided)
+
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, exitstatus: int) -> None:
         self.write(event="finished", exitstatus=int(exitstatus))
+        self.write(event="timing", **self.times, finished=time.time())
 
     def pytest_unconfigure(self) -> None:
         self.stream.close()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tenxor runner")
+    group.addoption("--results", metavar="FILE", help="write JSON lines of test events here")
+    group.addoption("--only", metavar="FILE", help="run only the node ids listed in FILE")
+    group.addoption(
+        "--test-timeout", type=float, default=0.0, metavar="S", help="time limit per test"
+    )
+    group.addoption(
+        "--check-seconds", type=float, default=0.0, metavar="S", help="stop the run after S s"
+    )
+    group.addoption(
+        "--check-memory-mb", type=int, default=0, metavar="MB", help="the memory limit, to name"
+    )
+    group.addoption(
+        "--explain",
+        action="store_true",
+        help="run the first failed test again to name the learner's call that went wrong",
+    )
+    group.addoption(
+        "--stub-own",
+        action="store_true",
+        help="run each test with its own exercise stubbed (needs a probe tree)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     target = config.getoption("--results")
     if target:
         stream = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed at unconfigure
-        root = Path(str(config.rootpath))
-        config.pluginmanager.register(Recorder(stream, root, config.getoption("--stub-own")))
+        config.pluginmanager.register(Recorder(config, stream), "tenxor-recorder")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -206,17 +274,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         wanted = set(Path(only).read_text(encoding="utf-8").splitlines())
         config.hook.pytest_deselected(items=[i for i in items if i.nodeid not in wanted])
         items[:] = [item for item in items if item.nodeid in wanted]
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_call(item: pytest.Item):
-    limit = item.config.getoption("--test-timeout")
-    if limit > 0:
-        previous = signal.signal(signal.SIGALRM, on_alarm)
-        signal.setitimer(signal.ITIMER_REAL, limit, 0.5)
-    try:
-        yield
-    finally:
-        if limit > 0:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)

@@ -17,9 +17,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
+
+from .failure import Failure
 
 # The first lines of every child: put the tree given as first argument on the path, so that
 # an editable install of tenxor elsewhere cannot shadow the tree's own package.
@@ -66,21 +68,45 @@ class Limits:
 
 @dataclass
 class Result:
-    """The outcome of one test: passed, failed, skipped or not run, and why."""
+    """The outcome of one test: passed, failed, skipped or not run, and why (for a failure
+    the test process recorded, its `Failure` record)."""
 
     test: str
     exercise: str
     outcome: str
     message: str = ""
-    example: str | None = None
-    where: str | None = None
     unfinished: str | None = None
     timed_out: bool = False
     reached: tuple[str, ...] = ()
+    failure: Failure | None = None
 
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
+
+    @classmethod
+    def of_record(cls, test: str, exercise: str, outcome: str, failure: Failure) -> Result:
+        """A failed test's result from its record."""
+        return cls(
+            test,
+            exercise,
+            outcome,
+            failure.message,
+            failure.unfinished,
+            failure.timed_out,
+            failure=failure,
+        )
+
+
+def result_of(test: str, exercise: str, event: dict[str, Any]) -> Result:
+    """A test's result from the `end` event the runner plugin wrote (keys it does not know
+    are ignored, so a newer plugin's events still read)."""
+    outcome = str(event.get("outcome", "failed"))
+    reached = tuple(str(name) for name in event.get("reached", ()))
+    if isinstance(event.get("failure"), dict):
+        failure = Failure.from_dict(event["failure"])
+        return replace(Result.of_record(test, exercise, outcome, failure), reached=reached)
+    return Result(test, exercise, outcome, str(event.get("message", "")), reached=reached)
 
 
 @dataclass
@@ -230,8 +256,7 @@ class Round:
             elif kind == "end":
                 self.current = None
                 test = event.pop("test")
-                event["reached"] = tuple(event.get("reached", ()))
-                run.results[test] = Result(test, run.collected.get(test, "?"), **event)
+                run.results[test] = result_of(test, run.collected.get(test, "?"), event)
             else:
                 run.notes.append({"event": kind, **event})
 

@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import select
 import signal
+import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -41,10 +45,10 @@ from .running import (
 WORKER_FILE = Path(__file__).with_name("worker.py")
 # The worker runs as a script, so that it never imports the tenxor package itself.
 START = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
+SHARED_IDLE_SECONDS = 900.0  # the shell's worker ends after this long without a check
 STARTUP_SECONDS = 120.0  # how long the first check waits for the worker to get ready
 GRACE_SECONDS = 2.0  # how long a child past its time limit has to stop by itself
 PYTEST_COULD_NOT_RUN = {2: "interrupted", 3: "an internal error", 4: "a usage error"}
-FEEDBACK_OPTIONS = ("-p", "tenxor.course.feedback")
 # In the worker, pytest loads the plugins it is given, and does not look through every
 # installed package for others at each check.
 ONLY_NAMED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
@@ -60,51 +64,35 @@ class Ending:
     killed: bool
     forked: float
     cpu: float
+    worker: int = 0  # the worker that forked it
 
 
 class WorkerDied(RuntimeError):
     """The worker process ended or stopped answering."""
 
 
-class Worker:
-    """The warm worker process, and the pipes to it."""
+class Answers:
+    """Reads a worker's JSON-line answers from one descriptor, and runs a child through them."""
 
-    def __init__(self, root: Path) -> None:
-        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", START, str(WORKER_FILE), str(root)],
-            cwd=root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            env={**child_environment("check"), **ONLY_NAMED_PLUGINS},
-            start_new_session=True,
-        )
+    def __init__(self) -> None:
         self.pending = b""
 
-    def alive(self) -> bool:
-        return self.process.poll() is None
+    def descriptor(self) -> int:
+        raise NotImplementedError
 
     def problem(self) -> str:
-        """Why the worker ended: its exit and the last lines it printed."""
-        self.log.seek(0)
-        printed = self.log.read().decode("utf-8", errors="replace").strip()[-2000:]
-        code = self.process.poll()
-        ended = f"it ended ({exit_in_words(code)})" if code is not None else "it stopped answering"
-        return f"{ended}{': ' + printed if printed else ''}"
+        raise NotImplementedError
 
     def message(self, seconds: float) -> dict[str, Any] | None:
         """The worker's next message, or None if none came within `seconds`."""
         deadline = time.monotonic() + seconds
-        stream = self.process.stdout
-        assert stream is not None
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([stream], [], [], left)
+            ready, _, _ = select.select([self.descriptor()], [], [], left)
             if ready:
-                chunk = os.read(stream.fileno(), 65536)
+                chunk = os.read(self.descriptor(), 65536)
                 if not chunk:
                     raise WorkerDied(self.problem())
                 self.pending += chunk
@@ -119,15 +107,8 @@ class Worker:
             if found is None or key in found:
                 return found
 
-    def run(self, request: dict[str, Any], seconds: float) -> Ending:
-        """Run one child and say how it ended."""
-        stream = self.process.stdin
-        assert stream is not None
-        try:
-            stream.write((json.dumps(request) + "\n").encode("utf-8"))
-            stream.flush()
-        except (BrokenPipeError, ValueError):
-            raise WorkerDied(self.problem()) from None
+    def ending(self, seconds: float) -> Ending:
+        """Wait for the child of the request just sent; kill it after `seconds`."""
         started = self.next_with("child", STARTUP_SECONDS)
         if started is None:
             raise WorkerDied(self.problem())
@@ -139,7 +120,55 @@ class Worker:
             ended = self.next_with("ended", 10.0)
             if ended is None:
                 raise WorkerDied(self.problem())
-        return Ending(ended["code"], killed, started["forked"], ended["cpu"])
+        worker = int(started.get("worker", 0))
+        return Ending(ended["code"], killed, started["forked"], ended["cpu"], worker)
+
+
+def worker_command(root: Path, *options: str) -> list[str]:
+    return [sys.executable, "-c", START, str(WORKER_FILE), str(root), *options]
+
+
+class Worker(Answers):
+    """The notebook's warm worker process, and the pipes to it: it dies with the notebook."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            worker_command(root),
+            cwd=root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            env={**child_environment("check"), **ONLY_NAMED_PLUGINS},
+            start_new_session=True,
+        )
+
+    def descriptor(self) -> int:
+        assert self.process.stdout is not None
+        return self.process.stdout.fileno()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def problem(self) -> str:
+        """Why the worker ended: its exit and the last lines it printed."""
+        self.log.seek(0)
+        printed = self.log.read().decode("utf-8", errors="replace").strip()[-2000:]
+        code = self.process.poll()
+        ended = f"it ended ({exit_in_words(code)})" if code is not None else "it stopped answering"
+        return f"{ended}{': ' + printed if printed else ''}"
+
+    def run(self, request: dict[str, Any], seconds: float) -> Ending:
+        """Run one child and say how it ended."""
+        stream = self.process.stdin
+        assert stream is not None
+        try:
+            stream.write((json.dumps(request) + "\n").encode("utf-8"))
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            raise WorkerDied(self.problem()) from None
+        return self.ending(seconds)
 
     def stop(self) -> None:
         """End the worker (and any child it runs)."""
@@ -151,8 +180,95 @@ class Worker:
                 stream.close()
 
 
-_worker: Worker | None = None
+def private_folder() -> Path:
+    """This user's folder for the shell's workers' sockets, which no other user may enter."""
+    folder = Path(tempfile.gettempdir()) / f"tenxor-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    found = folder.lstat()
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise WorkerDied(f"{folder} is not a folder of this user's alone")
+    return folder
+
+
+def shared_address(root: Path) -> Path:
+    """The socket of the shell's worker for the course at `root`."""
+    return private_folder() / f"{hashlib.sha256(str(root).encode()).hexdigest()[:16]}.sock"
+
+
+class SharedWorker(Answers):
+    """The shell's warm worker: it outlives the `tenxor check` that started it, so the next
+    one is answered at once, and ends after SHARED_IDLE_SECONDS without a request."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__()
+        self.root, self.address = root, shared_address(root)
+        self.connection: socket.socket | None = None
+
+    def descriptor(self) -> int:
+        assert self.connection is not None
+        return self.connection.fileno()
+
+    def problem(self) -> str:
+        return f"the worker at {self.address} stopped answering"
+
+    def connect(self) -> socket.socket | None:
+        """A connection to the running worker, or None if none listens."""
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(str(self.address))
+        except OSError:
+            connection.close()
+            return None
+        return connection
+
+    def start(self) -> socket.socket:
+        """Start the worker (one at a time: a lock file guards the start) and connect."""
+        with open(self.address.with_suffix(".lock"), "w") as lock:  # noqa: PTH123
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            connection = self.connect()
+            if connection is not None:
+                return connection
+            process = subprocess.Popen(
+                worker_command(self.root, "--socket", str(self.address), str(SHARED_IDLE_SECONDS)),
+                cwd=self.root,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={**child_environment("check"), **ONLY_NAMED_PLUGINS},
+                start_new_session=True,
+            )
+            deadline = time.monotonic() + STARTUP_SECONDS
+            while time.monotonic() < deadline and process.poll() is None:
+                connection = self.connect()
+                if connection is not None:
+                    return connection
+                time.sleep(0.02)
+        raise WorkerDied(f"the worker did not start ({exit_in_words(process.poll() or 0)})")
+
+    def run(self, request: dict[str, Any], seconds: float) -> Ending:
+        """Run one child on a new connection and say how it ended."""
+        self.connection = self.connect() or self.start()
+        try:
+            self.connection.sendall((json.dumps(request) + "\n").encode("utf-8"))
+            return self.ending(seconds)
+        except OSError:
+            raise WorkerDied(self.problem()) from None
+        finally:
+            self.connection.close()
+            self.pending = b""
+
+    def stop(self) -> None:
+        """Ask the worker to end, if one runs."""
+        connection = self.connect()
+        if connection is not None:
+            with connection:
+                connection.sendall(b'{"stop": true}\n')
+
+
+_worker: Worker | SharedWorker | None = None
 _lock = threading.Lock()
+_in_a_shell = False  # whether checks use the shell's worker, which outlives this process
 
 
 def stop_worker() -> None:
@@ -163,13 +279,29 @@ def stop_worker() -> None:
         _worker = None
 
 
-atexit.register(stop_worker)
+def use_the_shells_worker() -> None:
+    """Let this process's checks use (or start) the shell's worker for their course, which
+    stays warm for the next command (the `tenxor check` command does this)."""
+    global _in_a_shell
+    _in_a_shell = True
 
 
-def worker_for(root: Path) -> Worker:
-    """The running worker, started if there is none (or it died)."""
+def stop_the_notebooks_worker() -> None:
+    """At exit: end this process's own worker (the shell's stays warm for the next check)."""
+    if isinstance(_worker, Worker):
+        stop_worker()
+
+
+atexit.register(stop_the_notebooks_worker)
+
+
+def worker_for(root: Path) -> Worker | SharedWorker:
+    """The running worker, started if there is none (or it died); in a shell, the shell's
+    worker of the course at `root`."""
     global _worker
-    if _worker is None or not _worker.alive():
+    if _in_a_shell:
+        _worker = SharedWorker(root)
+    elif _worker is None or not _worker.alive():
         stop_worker()
         _worker = Worker(root)
     return _worker
@@ -209,11 +341,12 @@ def in_a_new_process(
 def run_checked(
     root: Path, pytest_args: list[str], seconds: float, memory_mb: int, profile: str = "check"
 ) -> Run:
-    """Run pytest with the feedback plugin on the tree at `root`, in a fresh child of the
+    """Run pytest on the tree at `root`, explaining its first failure, in a fresh child of the
     warm worker, stopped after `seconds`; every test's result. Without a working worker the
     tests run in a new process instead, which is slower but gives the same results."""
     root = root.resolve()
-    named = [*FEEDBACK_OPTIONS, f"--check-memory-mb={memory_mb}", *pytest_args]
+    named = ["--explain", f"--check-seconds={seconds}", f"--check-memory-mb={memory_mb}"]
+    named += pytest_args
     if not hasattr(os, "fork"):
         return in_a_new_process(root, named, seconds, memory_mb, profile)
     started = time.monotonic()
@@ -225,7 +358,6 @@ def run_checked(
                 *PLUGIN_OPTIONS,
                 *NAMED_PLUGINS,
                 f"--results={round_.events_path}",
-                f"--check-seconds={seconds}",
                 *named,
             ],
             "output": str(round_.output_path),

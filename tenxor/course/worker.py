@@ -7,10 +7,12 @@ pytest in-process with the course's plugins, writes its events to the file the r
 (as `tenxor.course.runner` does) and its printed output to another, and exits; the worker
 then says how it ended.
 
-The worker reads one request per line on its standard input and answers on the channel it
-was given, as JSON lines: {"child": pid} once the child runs, then {"ended": pid, "code": n}
-(n < 0: killed by signal -n), with the time of the fork and the child's CPU seconds. The
-end of its input ends the worker.
+The notebook's worker reads one request per line on its standard input and answers on the
+channel it was given; the shell's worker (`--socket`) takes one request per connection on a
+Unix socket and answers on it. Answers are JSON lines: {"child": pid} once the child runs,
+then {"ended": pid, "code": n} (n < 0: killed by signal -n), with the time of the fork and
+the child's CPU seconds. The end of its input ends the notebook's worker; the shell's ends
+when asked to ({"stop": true}) or after a while without a request.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import json
 import os
 import resource
 import signal
+import socket
+import struct
 import sys
 import tempfile
 import time
@@ -174,33 +178,82 @@ def answer(channel: int, **message: Any) -> None:
     os.write(channel, (json.dumps(message) + "\n").encode("utf-8"))
 
 
+def run_one(request: dict[str, Any], channel: int, *others: int) -> None:
+    """Fork a child for one request, answer when it runs and when it has ended. The child
+    closes the channel and `others` (descriptors only the worker needs)."""
+    forked = time.time()
+    pid = os.fork()
+    if pid == 0:
+        for descriptor in others:
+            os.close(descriptor)
+        run_child(request, channel)
+    answer(channel, child=pid, forked=forked, worker=os.getpid())
+    _, status, usage = os.wait4(pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    answer(channel, ended=pid, code=code, cpu=usage.ru_utime + usage.ru_stime)
+
+
 def serve(channel: int) -> None:
     """Run one child per request line until the input ends."""
     for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        forked = time.time()
-        pid = os.fork()
-        if pid == 0:
-            run_child(request, channel)
-        answer(channel, child=pid, forked=forked)
-        _, status, usage = os.wait4(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        answer(channel, ended=pid, code=code, cpu=usage.ru_utime + usage.ru_stime)
+        if line.strip():
+            run_one(json.loads(line), channel)
+
+
+def same_user(connection: socket.socket) -> bool:
+    """Whether the process at the other end of a Unix socket runs as this process's user."""
+    credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+    _, uid, _ = struct.unpack("3i", credentials)
+    return uid == os.getuid()
+
+
+def serve_socket(address: str, idle_seconds: float) -> None:
+    """Answer one request per connection on the Unix socket at `address` (a request
+    {"stop": true} ends the worker), until none comes for `idle_seconds`."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(address)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(address)
+    server.listen(8)
+    server.settimeout(idle_seconds)
+    try:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                return
+            with connection:
+                connection.settimeout(10.0)
+                line = connection.makefile("rb").readline() if same_user(connection) else b""
+                request = json.loads(line) if line.strip() else {}
+                if request.get("stop"):
+                    return
+                if request:
+                    connection.settimeout(None)
+                    run_one(request, connection.fileno(), server.fileno())
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(address)
 
 
 def main() -> None:
-    """Take the answer channel off standard output, warm up, then serve."""
-    die_with_parent()
-    channel = os.dup(1)
-    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    """Warm up, then serve: the notebook's worker on its pipes (it takes the answer channel
+    off standard output and dies with the notebook), the shell's on a socket (`--socket
+    ADDRESS IDLE_SECONDS`: it outlives the command that started it, for the next one)."""
+    root, *shared = sys.argv[1:]
+    if not shared:
+        die_with_parent()
+        channel = os.dup(1)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     sys.path[:] = [path for path in sys.path if path not in ("", os.getcwd())]
-    warm_up(Path(sys.argv[1]))
+    warm_up(Path(root))
     # What the worker holds now stays as it is: the collector of a child then only looks at
     # the objects that child makes.
     gc.collect()
     gc.freeze()
+    if shared:
+        serve_socket(shared[1], float(shared[2]))
+        return
     answer(channel, ready=True)
     serve(channel)
 

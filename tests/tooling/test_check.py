@@ -13,6 +13,8 @@ import re
 import signal
 import subprocess
 import sys
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -27,7 +29,6 @@ from tenxor.course.check import (
     FAILING,
     HINTS_FILE,
     NOT_STARTED,
-    Explanations,
     cases_by_test,
     chapter_test_file,
     check_exercise,
@@ -36,8 +37,10 @@ from tenxor.course.check import (
     progress,
     summary_line,
 )
-from tenxor.course.feedback import comparison_in_words, summary_repr
+from tenxor.course.explain import comparison_in_words
+from tenxor.course.failure import Failure
 from tenxor.course.hints import HINTS
+from tenxor.course.runner import summary_repr
 from tenxor.course.running import Limits, Result
 from tests.tooling.submissions import (
     ROOT,
@@ -83,16 +86,18 @@ def test_cases_of_one_test_share_a_line_that_names_the_first_failing_cases_by_th
     results = [result("test_a.py::test_one", True)]
     results += [result(f"test_a.py::test_many[key{k}]", k not in (1, 3, 4, 6)) for k in range(8)]
     results += [result("test_b.py::test_lone", False)]
-    told = Explanations(cases={f"tests/test_a.py::test_many[key{k}]": f"n={k}" for k in range(8)})
-    grouped = cases_by_test(results)
+    named = [
+        replace(r, failure=Failure("failed", case=f"n={k}")) for k, r in enumerate(results[1:9])
+    ]
+    grouped = cases_by_test([results[0], *named, results[-1]])
     assert list(grouped) == ["test_a.py::test_one", "test_a.py::test_many", "test_b.py::test_lone"]
-    lines = [summary_line(test, cases, told) for test, cases in grouped.items()]
+    lines = [summary_line(test, cases) for test, cases in grouped.items()]
     assert lines == [
         "PASS  test_a.py::test_one",
         "FAIL  test_a.py::test_many  (4 of 8 cases fail: n=1; n=3; n=4; ...)",
         "FAIL  test_b.py::test_lone",
     ]
-    unknown = summary_line("test_a.py::test_many", grouped["test_a.py::test_many"])
+    unknown = summary_line("test_a.py::test_many", cases_by_test(results)["test_a.py::test_many"])
     assert unknown.endswith("(4 of 8 cases fail: case 2; case 4; case 5; ...)")
     assert not PYTEST_ID.search(unknown)
     for passed, summary in [(True, "PASS  test_a.py::test_many  (8 cases)"),
@@ -148,8 +153,8 @@ return count
     state, text = checked("1.1", learner)
     assert state == FAILING
     first = text.split("First failure, ")[1]
-    assert "assert 0 == 1" in first and "where 0 = numel(())" in first
-    assert "shape=()" in first  # the example hypothesis shrank the failure to
+    assert "call:     numel(shape=())" in first, first  # the smallest failing input
+    assert "returned: 0" in first and re.search(r"expected:? +1\b", first), first
     assert not re.search(r"^\s*\+ {4,}where", first, re.M), "nested pytest detail is left out"
     assert "reproduce_failure" not in text and "-v" not in text, "no advice check cannot follow"
 
@@ -200,7 +205,7 @@ def test_two_sides_that_print_alike_are_never_shown_alike():
     long_a, long_b = list(range(60)) + [1], list(range(60)) + [2]
     assert summary_repr(long_a) == summary_repr(long_b), "pytest would print these the same"
     for left, right, said in [
-        (long_a, long_b, "position 60: 1 != 2"),
+        (long_a, long_b, "position 60: got 1, expected 2"),
         (Same(1), Alike(1), "Same() (a Same) == Same() (an Alike)"),
         (Same(1), Same(2), "both print as Same() but are not equal"),
     ]:
@@ -228,7 +233,7 @@ def test_an_error_in_provided_code_names_the_learners_function_and_what_it_retur
     assert state == FAILING
     first = text.split("First failure, ")[1]
     assert "That line is provided code." in first, first
-    assert f"your {kernel.function} (exercise {kernel.id}) returned (" in first, first
+    assert f"your {kernel.function} ({kernel.id}) returned (" in first, first
     assert f"when called as {kernel.function}(" in first
 
 
@@ -337,6 +342,44 @@ def test_a_killed_worker_is_replaced_by_the_next_check(release):
     killed.wait()
     assert checked("1.1", release)[0] == NOT_STARTED
     assert warm.worker_for(release).process.pid != killed.pid
+
+
+SHELL_CHECK = """
+import sys
+from pathlib import Path
+from tenxor.course import warm
+from tenxor.course.check import public_test_options
+warm.use_the_shells_worker()
+root = Path(sys.argv[1])
+run = warm.run_checked(root, ["tests/test_storage.py", *public_test_options(root)], 60.0, 2048)
+child = next(note for note in run.notes if note["event"] == "child")
+print(child["worker"], sum(r.passed for r in run.results.values()))
+"""
+
+
+def test_a_second_shell_check_is_answered_by_the_worker_the_first_one_left_warm(release):
+    """Each `tenxor check` in a shell is a new process; the worker it starts outlives it and
+    answers the next one, until it is asked to stop."""
+    answers = [
+        subprocess.run(
+            [sys.executable, "-c", SHELL_CHECK, str(release)],
+            capture_output=True, text=True, check=True, cwd=release,
+        ).stdout.split()
+        for _ in range(2)
+    ]  # fmt: skip
+    shared = warm.SharedWorker(release)
+    try:
+        assert answers[0] == answers[1], "the same worker, the same results"
+        assert int(answers[0][0]) not in (0, os.getpid())
+        assert shared.address.is_socket()
+        assert shared.address.parent.stat().st_mode & 0o777 == 0o700, "no other user enters"
+    finally:
+        shared.stop()
+    for _ in range(200):  # it ends once it has read the request to stop
+        if not shared.address.exists():
+            break
+        time.sleep(0.05)
+    assert not shared.address.exists() and shared.connect() is None
 
 
 def test_without_fork_the_tests_run_in_a_new_process_with_the_same_report(monkeypatch):

@@ -1,0 +1,453 @@
+"""Turn the exception of a failed test into a `Failure` record (see failure.py).
+
+The record says what the test found (a `Mismatch` or `WrongError` gives what was compared,
+both values and the rule; a numpy.testing failure gives both arrays), the learner's line (the
+frame of the exercise under test, with an earlier exercise it went into named as such), and,
+when the failed test is run once more under watch, the last call of the exercise's function
+with its arguments and what it returned or raised.
+"""
+
+from __future__ import annotations
+
+import ast
+import dis
+import importlib
+import inspect
+import re
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import CodeType, FrameType, TracebackType
+from typing import Any
+
+from .catalog import BY_ID, CATALOG, Exercise
+from .failure import Failure, Mismatch, WrongError, error_in_words, shown
+
+UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
+MESSAGE_LINES, MESSAGE_CHARS = 8, 800
+ARGUMENT_CHARS = 100  # each argument of a call is shortened to this
+NESTED_DETAIL = re.compile(r"^\s*\+ {4,}\S")  # pytest's deeper "+  where" lines
+ADVICE = re.compile(r"(use '?-vv?'?|-vv to show|use -v to get)", re.IGNORECASE)
+FULL_DIFF = re.compile(r"^\s*Full diff:")
+DID_NOT_RAISE = re.compile(r"DID NOT RAISE (?:any of \()?(?P<names>[\w, ]+)")
+REPRODUCE = re.compile(r"@reproduce_failure\((?P<arguments>[^)]*)\)")
+EXAMPLE_NOTES = ("Falsifying example", "Failing test case", "Falsifying explicit example")
+LABELLED_DRAW = re.compile(r"^Draw \d+ \((?P<label>[^)]*)\): ")
+UNLABELLED_DRAW = re.compile(r"^Draw \d+: ")
+RETURNS = {"RETURN_VALUE", "RETURN_CONST"}
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside a test that ran past its time limit (a BaseException, so that `except
+    Exception` in the code under test, or hypothesis, does not swallow it)."""
+
+
+def first_lines(text: str) -> str:
+    """At most a few lines and a few hundred characters of `text`."""
+    lines = text.strip().splitlines()
+    short = "\n".join(lines[:MESSAGE_LINES]) + ("\n..." if len(lines) > MESSAGE_LINES else "")
+    return short if len(short) <= MESSAGE_CHARS else short[:MESSAGE_CHARS] + " ..."
+
+
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions inside an exception group (hypothesis reports several failures as one
+    group), or the exception itself."""
+    inner = getattr(error, "exceptions", None)
+    if isinstance(inner, (tuple, list)) and inner:
+        return [leaf for member in inner for leaf in leaves(member)]
+    return [error]
+
+
+def unfinished_exercise(error: BaseException) -> str | None:
+    """The exercise whose stub raised `error`, if it is such a NotImplementedError."""
+    match = UNFINISHED.match(str(error)) if isinstance(error, NotImplementedError) else None
+    return match["id"] if match else None
+
+
+def first_difference(left: object, right: object) -> str | None:
+    """Where two sequences or arrays first differ, in words, or None."""
+    if hasattr(left, "shape") and hasattr(right, "shape") and hasattr(left, "__array__"):
+        import numpy as np
+
+        a, b = np.asarray(left), np.asarray(right)
+        if a.shape != b.shape:
+            return f"their shapes differ: {a.shape} and {b.shape}"
+        differ = np.argwhere(~((a == b) | ((a != a) & (b != b))))
+        if len(differ) == 0:
+            return None
+        index = tuple(int(i) for i in differ[0])
+        return (
+            f"first difference at index {index}: got {shown(a[index])}, expected {shown(b[index])}"
+        )
+    if not (isinstance(left, (list, tuple, str)) and isinstance(right, (list, tuple, str))):
+        return None
+    for position, (x, y) in enumerate(zip(left, right)):
+        if x != y:
+            return f"first difference at position {position}: got {shown(x)}, expected {shown(y)}"
+    if len(left) != len(right):
+        return f"one has {len(left)} items, the other {len(right)}"
+    return None
+
+
+def kind(value: object) -> str:
+    """The type of a value with its article: "a tuple", "an int"."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def comparison_in_words(left: object, right: object) -> list[str]:
+    """The lines that explain a failed `left == right`, never with both sides printed the
+    same: when their reprs agree, their types or the first position where they differ."""
+    a, b = shown(left), shown(right)
+    where = first_difference(left, right)
+    if a != b:
+        return [f"{a} == {b}", *([where] if where else [])]
+    if type(left) is not type(right):
+        return [f"{a} ({kind(left)}) == {b} ({kind(right)})"]
+    if where:
+        return [f"two values of type {type(left).__name__} that print alike, but {where}"]
+    return [f"two values that both print as {a} but are not equal"]
+
+
+# ---------------------------------------------------------------------------------------------
+# What the test found
+# ---------------------------------------------------------------------------------------------
+
+
+def exception_of(error: BaseException) -> BaseException | None:
+    """The exception a `pytest.raises` block caught but rejected (its message did not match),
+    found in the frame of the block's exit."""
+    trace: TracebackType | None = error.__traceback__
+    while trace is not None:
+        frame = trace.tb_frame
+        caught = frame.f_locals.get("exc_val")
+        if frame.f_globals.get("__name__") == "_pytest.raises" and isinstance(
+            caught, BaseException
+        ):
+            return caught
+        trace = trace.tb_next
+    return None
+
+
+def arrays_compared(error: BaseException) -> tuple[Any, Any] | None:
+    """The actual and desired arrays of a failed `numpy.testing` assertion, from its frame."""
+    trace: TracebackType | None = error.__traceback__
+    while trace is not None:
+        frame = trace.tb_frame
+        if frame.f_code.co_name == "assert_array_compare" and {"x", "y"} <= set(frame.f_locals):
+            return frame.f_locals["x"], frame.f_locals["y"]
+        trace = trace.tb_next
+    return None
+
+
+def assertion_in_words(error: BaseException) -> str:
+    """A plain assertion's message without pytest's nested explanations and advice."""
+    lines = [line for line in str(error).splitlines() if line.strip()]
+    if lines and not lines[0].startswith("assert "):
+        # The test's own message says it; pytest's "assert False, where ..." adds nothing.
+        end = next((k for k, line in enumerate(lines) if line.startswith("assert ")), len(lines))
+        lines = lines[:end]
+    end = next((k for k, line in enumerate(lines) if FULL_DIFF.match(line)), len(lines))
+    kept = [line for line in lines[:end] if not NESTED_DETAIL.match(line)]
+    kept = [line for line in kept if not ADVICE.search(line)]
+    return "\n".join([f"{type(error).__name__}: {kept[0] if kept else ''}", *kept[1:]])
+
+
+def finding(error: BaseException, seconds: float, memory_mb: int) -> Failure:
+    """What a failed test found, from its exception alone."""
+    if isinstance(error, TimeLimitExceeded):
+        limit = f"after {seconds:g} s, the time a check may take" if seconds else "at its limit"
+        return Failure(f"Stopped here {limit}.", timed_out=True)
+    if isinstance(error, MemoryError):
+        limit = f" (a check may use {memory_mb} MB)" if memory_mb else ""
+        return Failure(
+            f"MemoryError: the tests ran out of memory{limit}.\nIs something growing without end?"
+        )
+    if isinstance(error, WrongError):
+        raised = error.got if error.__cause__ is not None else None
+        rule = error.rule or None
+        return Failure(str(error), what=error.what, got=error.got, expected=error.expected,
+                       rule=rule, raised=raised)  # fmt: skip
+    if isinstance(error, Mismatch):
+        where = first_difference(error.got, error.expected)
+        message = str(error) + (f"\n{where}" if where else "")
+        got, expected = shown(error.got), shown(error.expected)
+        return Failure(
+            message, what=error.what, got=got, expected=expected, rule=error.rule or None
+        )
+    missing = DID_NOT_RAISE.search(str(error))
+    if missing and type(error).__name__ == "Failed":
+        due = missing["names"]
+        return Failure(f"expected {due}, got nothing raised", expected=due, got="nothing raised")
+    caught = exception_of(error) if isinstance(error, AssertionError) else None
+    if caught is not None:
+        return Failure(
+            f"{type(caught).__name__} raised, as expected, but its message does not name the "
+            f"values it should (the case's values, in any words): {str(caught)!r}",
+            raised=error_in_words(caught),
+        )
+    arrays = arrays_compared(error) if isinstance(error, AssertionError) else None
+    if arrays is not None:
+        got, expected = shown(arrays[0]), shown(arrays[1])
+        where = first_difference(*arrays)
+        message = f"the elements: got {got}, expected {expected}" + (f"\n{where}" if where else "")
+        return Failure(message, what="the elements", got=got, expected=expected)
+    if isinstance(error, AssertionError):
+        return Failure(assertion_in_words(error))
+    return Failure(error_in_words(error), raised=error_in_words(error))
+
+
+# ---------------------------------------------------------------------------------------------
+# The learner's line
+# ---------------------------------------------------------------------------------------------
+
+
+def exercise_at(frame: FrameType, root: Path) -> Exercise | None:
+    """The exercise whose function `frame` runs, if it runs one in the course tree."""
+    path = Path(frame.f_code.co_filename)
+    if not path.is_relative_to(root):
+        return None
+    relative = path.relative_to(root).as_posix()
+    return next(
+        (e for e in CATALOG if e.path == relative and e.function == frame.f_code.co_name), None
+    )
+
+
+def package_frames(error: BaseException, root: Path) -> list[tuple[FrameType, int]]:
+    """The frames of the package (not its tooling) the error passed through, outermost first."""
+    package, tooling = root / "tenxor", root / "tenxor" / "course"
+    found = []
+    for frame, line in traceback.walk_tb(error.__traceback__):  # no source read: cheap
+        path = Path(frame.f_code.co_filename)
+        if path.is_relative_to(package) and not path.is_relative_to(tooling):
+            found.append((frame, line))
+    return found
+
+
+def located(frame: FrameType, line: int, root: Path) -> str:
+    """A frame's place: "tenxor/views.py:104 in unsqueeze_layout"."""
+    path = Path(frame.f_code.co_filename).relative_to(root).as_posix()
+    return f"{path}:{line} in {frame.f_code.co_name}"
+
+
+def learners_line(error: BaseException, root: Path, exercise: str) -> tuple[str | None, str | None]:
+    """Where the error was raised, as the learner reads it: the line of the exercise under
+    test it passed through last, and, when it was raised in an earlier exercise's function
+    called from there, "inside your unsqueeze_layout (3.3), called from your matmul at line
+    85". Without a frame of the exercise under test: the last line of the package."""
+    frames = package_frames(error, root)
+    if not frames:
+        return None, None
+    own = [
+        k
+        for k, (frame, _) in enumerate(frames)
+        if (e := exercise_at(frame, root)) and e.id == exercise
+    ]
+    if not own:
+        return located(*frames[-1], root), None
+    frame, line = frames[own[-1]]
+    deeper = [exercise_at(f, root) for f, _ in frames[own[-1] + 1 :]]
+    earlier = [e for e in deeper if e is not None and e.id != exercise]
+    inside = None
+    if earlier:
+        name = BY_ID[exercise].function
+        inside = (
+            f"inside your {earlier[-1].function} ({earlier[-1].id}), "
+            f"called from your {name} at line {line}"
+        )
+    return located(frame, line, root), inside
+
+
+# ---------------------------------------------------------------------------------------------
+# The call: the failed test run once more, watching the exercise's function
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Call:
+    """One call of an exercise function: its arguments and what it returned or raised."""
+
+    exercise: Exercise
+    text: str
+    returned: str | None = None
+    raised: bool = False
+
+
+def exercise_codes() -> dict[CodeType, Exercise]:
+    """The code object of every exercise function, as its module holds it now."""
+    codes = {}
+    for item in CATALOG:
+        try:
+            function = getattr(importlib.import_module(item.module), item.function)
+            codes[inspect.unwrap(function).__code__] = item
+        except Exception:  # noqa: BLE001, S112 - a module that does not import has no calls
+            continue
+    return codes
+
+
+def call_in_words(frame: FrameType) -> str:
+    """A call as it was made, its arguments by name: "unsqueeze_layout(layout=..., dim=0)"."""
+    code = frame.f_code
+    count = code.co_argcount + code.co_kwonlyargcount
+    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    names = code.co_varnames[:count]
+    arguments = ", ".join(f"{n}={shown(frame.f_locals.get(n), ARGUMENT_CHARS)}" for n in names)
+    return f"{code.co_name}({arguments})"
+
+
+def call_of(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> str:
+    """A call of `function` in words, its arguments by name where its signature names them."""
+    try:
+        named = inspect.signature(function).bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        named = {**{f"argument {k}": value for k, value in enumerate(args)}, **kwargs}
+    arguments = ", ".join(f"{n}={shown(value, ARGUMENT_CHARS)}" for n, value in named.items())
+    return f"{function.__name__}({arguments})"
+
+
+def returns_normally(frame: FrameType) -> bool:
+    """Whether a frame that is being left returns a value (rather than passing on an exception
+    or yielding)."""
+    return dis.opname[frame.f_code.co_code[frame.f_lasti]] in RETURNS
+
+
+def watched_calls(run: Callable[[], Any], codes: dict[CodeType, Exercise]) -> list[Call]:
+    """Run `run`, watching the functions of `codes`: their calls, in the order they ended."""
+    pending: dict[FrameType, Call] = {}
+    ended: list[Call] = []
+
+    def watch(frame: FrameType, event: str, value: Any) -> None:
+        if frame.f_code not in codes:
+            return
+        if event == "call":
+            pending[frame] = Call(codes[frame.f_code], call_in_words(frame))
+        elif event == "return" and frame in pending:
+            call = pending.pop(frame)
+            if returns_normally(frame):
+                call.returned = shown(value)
+            else:
+                call.raised = True
+            ended.append(call)
+
+    sys.setprofile(watch)
+    try:
+        run()
+    except BaseException:  # noqa: BLE001, S110 - the failure is already recorded
+        pass
+    finally:
+        sys.setprofile(None)
+    return ended
+
+
+def reproduction(error: BaseException) -> tuple[str, bytes] | None:
+    """The hypothesis version and blob that replay a property test's failing example, from the
+    note hypothesis adds when `print_blob` is set."""
+    for note in getattr(error, "__notes__", []):
+        found = REPRODUCE.search(note) if isinstance(note, str) else None
+        if found:
+            return ast.literal_eval(f"({found['arguments']})")
+    return None
+
+
+def replaying(test: Any, run: Callable[[], None], error: BaseException) -> Callable[[], Any]:
+    """A function that runs a failed test again: a property test with its failing example
+    only (which hypothesis can replay), any other test as it ran."""
+    blob = reproduction(error)
+    if blob is None or not hasattr(test, "_hypothesis_internal_use_reproduce_failure"):
+        return run
+
+    def replay() -> None:
+        test._hypothesis_internal_use_reproduce_failure = blob
+        try:
+            run()
+        finally:
+            test._hypothesis_internal_use_reproduce_failure = None
+
+    return replay
+
+
+def example_of(error: BaseException, leaf: BaseException) -> str | None:
+    """The failing input hypothesis found, with the values drawn inside the test by their
+    labels ("dim: 2"; "drawn: 2" for a value drawn without one), or None."""
+    found = [n for e in (leaf, error) for n in getattr(e, "__notes__", []) if isinstance(n, str)]
+    notes = list(dict.fromkeys(found))
+    example = [note for note in notes if note.startswith(EXAMPLE_NOTES)][:1]
+    if not example:
+        return None
+    draws = [note for note in notes if note.startswith("Draw ")]
+    draws = [LABELLED_DRAW.sub(lambda m: f"{m['label']}: ", note) for note in draws]
+    draws = [UNLABELLED_DRAW.sub("drawn: ", note) for note in draws]
+    return first_lines("\n".join(example + draws))
+
+
+# ---------------------------------------------------------------------------------------------
+# The record
+# ---------------------------------------------------------------------------------------------
+
+
+def explained(
+    error: BaseException,
+    root: Path,
+    exercise: str,
+    seconds: float = 0.0,
+    memory_mb: int = 0,
+    case: str | None = None,
+) -> Failure:
+    """The record of a failed test of `exercise` from its exception."""
+    found = leaves(error)
+    unfinished = [unfinished_exercise(leaf) for leaf in found]
+    # Explain the first failure that is not an unfinished exercise, if there is one.
+    leaf = next((leaf for leaf, u in zip(found, unfinished) if u is None), found[0])
+    record = finding(leaf, seconds, memory_mb)
+    raised = leaf.__cause__ if isinstance(leaf, WrongError) and leaf.__cause__ else leaf
+    line, inside = learners_line(raised, root, exercise) if exercise in BY_ID else (None, None)
+    expected = record.expected
+    if expected is None and record.raised:
+        expected = expected_in_test(leaf, root)
+    return replace(
+        record,
+        expected=expected,
+        message=first_lines(record.message),
+        line=line,
+        inside=inside,
+        case=case,
+        example=example_of(error, leaf),
+        unfinished=unfinished[0] if all(unfinished) else None,
+        timed_out=any(isinstance(leaf, TimeLimitExceeded) for leaf in found),
+    )
+
+
+def with_calls(record: Failure, exercise: str, calls: list[Call], provided: bool) -> Failure:
+    """The record with the last call of the exercise's own function that ended, and, when
+    the error was raised in provided code (`provided`), the last exercise function that
+    returned before it, with what it returned."""
+    own = [call for call in calls if call.exercise.id == exercise]
+    if own:
+        call = own[-1]
+        raised = record.raised if call.raised else None
+        record = replace(record, call=call.text, returned=call.returned, raised=raised)
+    returned = [call for call in calls if call.returned is not None]
+    if provided and record.raised and returned:
+        last = returned[-1]
+        told = f"your {last.exercise.function} ({last.exercise.id}) returned {last.returned}"
+        record = replace(record, before=f"{told} when called as {last.text}")
+    return record
+
+
+def raised_in_provided_code(error: BaseException, root: Path) -> bool:
+    """Whether the innermost line of the package that `error` passed through lies in a file
+    that holds no exercise."""
+    frames = package_frames(error, root)
+    files = {item.path for item in CATALOG}
+    return bool(frames) and located(*frames[-1], root).split(":", 1)[0] not in files
+
+
+def expected_in_test(error: BaseException, root: Path) -> str | None:
+    """The value the test had computed as `expected` when the error reached it, if any."""
+    tests = root / "tests"
+    for frame, _ in reversed(list(traceback.walk_tb(error.__traceback__))):
+        if Path(frame.f_code.co_filename).is_relative_to(tests) and "expected" in frame.f_locals:
+            return shown(frame.f_locals["expected"])
+    return None
