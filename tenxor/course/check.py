@@ -21,6 +21,7 @@ from typing import TextIO
 from .catalog import BY_ID, CATALOG, Exercise, exercise, stub_message
 from .failure import Failure
 from .hints import HINTS
+from .remembered import fingerprints, recalled, remember
 from .running import Limits, Result, Run, short_name
 from .warm import run_checked
 
@@ -86,6 +87,11 @@ def ordered_test_files(root: Path, item: Exercise) -> list[str]:
     first = chapter_test_file(item)
     files = test_files_naming(root, item.id)
     return sorted(files, key=lambda path: (path != first, path != BAD_INPUTS_FILE, path))
+
+
+def results_of(run: Run, item: Exercise) -> list[Result]:
+    """The results of an exercise's tests in a run."""
+    return [result for result in run.results.values() if result.exercise == item.id]
 
 
 def is_started(root: Path, item: Exercise) -> bool:
@@ -236,7 +242,7 @@ def problem_in_words(item: Exercise, run: Run) -> list[str]:
 def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status:
     """Print one line per test of `item` (its cases together), then its first failure explained;
     its status."""
-    results = [r for r in run.results.values() if r.exercise == item.id]
+    results = results_of(run, item)
     status = status_of(root, item, results)
     out.write(f"Exercise {item.id}: {item.title} ({item.path}, {item.function})\n")
     for test, cases in cases_by_test(results).items():
@@ -267,22 +273,40 @@ def check_exercise(
     """Run the public tests of one exercise and print what happened; its status."""
     item, root = exercise(exercise_id), root or course_root()
     options = [*ordered_test_files(root, item), "--exercise", item.id]
+    prints = fingerprints(root)
     run = run_checked(
         root, options + public_test_options(root), limits.run_seconds, limits.memory_mb
     )
+    if not run.problem and not run.collect_errors:
+        remember(root, prints, {item.id: results_of(run, item)})
     return report_exercise(item, run, root, out)
 
 
 def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]:
     """Run every public test once and print a table: each exercise, its points and status."""
     root = root or course_root()
-    out.write("Running every exercise's tests ...\n")
+    prints = fingerprints(root)
+    known = recalled(root, prints)
+    stale = [item for item in CATALOG if item.id not in known]
+    if len(stale) == len(CATALOG):
+        out.write("Running every exercise's tests ...\n")
+    else:
+        out.write(
+            f"Running the tests of {len(stale)} exercises; the other {len(CATALOG) - len(stale)} "
+            "are as they were when their tests last ran ...\n"
+        )
     out.flush()
-    run = run_checked(root, public_test_options(root), PROGRESS_SECONDS, CHECK_LIMITS.memory_mb)
+    run = Run()
+    if stale:
+        chosen = [option for item in stale for option in ("--exercise", item.id)]
+        options = public_test_options(root) + chosen
+        run = run_checked(root, options, PROGRESS_SECONDS, CHECK_LIMITS.memory_mb)
+        if not run.problem and not run.collect_errors:
+            remember(root, prints, {item.id: results_of(run, item) for item in stale})
     statuses = []
     out.write(f"\n{'exercise':<9}{'title':<40}{'points':>6}  status\n")
     for item in CATALOG:
-        results = [r for r in run.results.values() if r.exercise == item.id]
+        results = known.get(item.id) or results_of(run, item)
         status = status_of(root, item, results)
         statuses.append(status)
         note = f" ({status.passed}/{status.total} tests)" if status.state == FAILING else ""

@@ -21,7 +21,7 @@ import pytest
 
 from instructor.release import write_release
 from tenxor.course import check, warm
-from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
 from tenxor.course.check import (
     BAD_INPUTS_FILE,
     CHECK_LIMITS,
@@ -40,6 +40,7 @@ from tenxor.course.check import (
 from tenxor.course.explain import comparison_in_words
 from tenxor.course.failure import Failure
 from tenxor.course.hints import HINTS
+from tenxor.course.remembered import REMEMBERED_FILE, fingerprints
 from tenxor.course.runner import summary_repr
 from tenxor.course.running import Limits, Result
 from tests.tooling.submissions import (
@@ -237,6 +238,25 @@ def test_an_error_in_provided_code_names_the_learners_function_and_what_it_retur
     assert f"when called as {kernel.function}(" in first
 
 
+def test_an_error_inside_an_earlier_exercise_is_shown_on_the_learners_own_line(tmp_path):
+    """An unsqueeze_layout (3.3) that breaks on a new last dim: matmul's (5.4) report points
+    at the line of matmul that called it, and names the earlier exercise it went into."""
+    course = copy_of_reference(tmp_path / "course")
+    views = course / BY_ID["3.3"].path
+    source = views.read_text(encoding="utf-8")
+    right = "stride = layout.strides[dim] * layout.shape[dim] if dim < ndim else 1"
+    assert source.count(right) == 1
+    views.write_text(source.replace(right, "stride = layout.strides[dim] * layout.shape[dim]"))
+    state, text = checked("5.4", course)
+    assert state == FAILING
+    first = text.split("First failure, ")[1]
+    line = re.search(r"raised at tenxor/reductions\.py:(\d+) in matmul", first)
+    assert line, first
+    said = f"inside your unsqueeze_layout (3.3), called from your matmul at line {line[1]}"
+    assert said in first, first
+    assert re.search(r"call: +matmul\(a=", first), first
+
+
 def test_hints_are_revealed_one_at_a_time_and_remembered(tmp_path):
     exercise_id, hints = next((id, hints) for id, hints in HINTS.items() if len(hints) >= 2)
     shown = [next_hint(exercise_id, tmp_path) for _ in range(len(hints) + 1)]
@@ -413,6 +433,53 @@ def test_progress_table_lists_every_exercise_with_points(release):
             line.split()[:1] == [item.id] and str(item.points) in line for line in text.splitlines()
         )
     assert f"Done: 0 of {len(CATALOG)} exercises, 0 of 100 points." in text
+
+
+def test_the_progress_table_runs_again_only_the_exercises_whose_code_changed(tmp_path):
+    """Results are remembered with each exercise's fingerprint: finishing 3.3 re-runs 3.3 and
+    the exercises built on it, and nothing else; an unchanged tree re-runs nothing."""
+    learner = tmp_path / "release"
+    write_release(ROOT, learner)
+    first = io.StringIO()
+    progress(learner, first)
+    assert "Running every exercise's tests" in first.getvalue()
+    restore(learner, "3.3")
+    needs = sorted(
+        item.id for item in CATALOG if item.id == "3.3" or "3.3" in prerequisites(item.id)
+    )
+    again = io.StringIO()
+    statuses = {status.exercise.id: status.state for status in progress(learner, again)}
+    others = len(CATALOG) - len(needs)
+    assert (
+        f"Running the tests of {len(needs)} exercises; the other {others} are" in again.getvalue()
+    )
+    assert statuses["3.3"] == DONE and list(statuses.values()).count(DONE) == 1
+    assert fingerprints(learner) == json_fingerprints(learner)
+    unchanged = io.StringIO()
+    assert {s.exercise.id: s.state for s in progress(learner, unchanged)} == statuses
+    assert f"the other {len(CATALOG)} are as they were" in unchanged.getvalue()
+
+
+def json_fingerprints(root: Path) -> dict[str, str]:
+    """The fingerprints the results file holds."""
+    stored = json.loads((root / REMEMBERED_FILE).read_text(encoding="utf-8"))
+    return {exercise_id: entry["fingerprint"] for exercise_id, entry in stored.items()}
+
+
+def test_an_exercises_fingerprint_follows_its_code_its_prerequisites_and_the_provided_code(
+    tmp_path,
+):
+    course = copy_of_reference(tmp_path / "course")
+    before = fingerprints(course)
+    views = course / BY_ID["3.3"].path
+    source = views.read_text(encoding="utf-8")
+    views.write_text(source.replace("    dim = dim % (ndim + 1)", "    dim %= ndim + 1"))
+    changed = {key for key, value in fingerprints(course).items() if value != before[key]}
+    assert changed == {"3.3"} | {i.id for i in CATALOG if "3.3" in prerequisites(i.id)}
+    views.write_text(source + "\nPROVIDED = 1\n")
+    assert all(value != before[key] for key, value in fingerprints(course).items())
+    views.write_text(source)
+    assert fingerprints(course) == before
 
 
 def learner_python(release: Path) -> Path:
