@@ -17,6 +17,7 @@ exercise, so each exercise's tests need only that exercise and the ones it build
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -38,10 +39,19 @@ from tenxor.graph_attention import (
     with_self_loops,
 )
 from tenxor.tensor import Tenxor
-from tests.support import from_numpy, to_numpy, view_case
+from tests.support import Mismatch, expect, from_numpy, to_numpy, view_case
 
 FLOAT64_TOLERANCE = 1e-9
 FLOAT32_TOLERANCE = 1e-4
+
+# The words a failure uses for each dim of a result, and the rules it cites.
+LAYER_AXES = ("graph", "node", "feature")  # gatv2's output [B, N, width]
+PAIR_AXES = ("graph", "receiver", "sender", "head")  # logits and weights [B, N, N, H]
+EDGE_AXES = ("node", "feature")  # gatv2_edges' output [V, width]
+LAYER_RULE = "GATv2's equations over the real nodes, each self loop counted once"
+EDGES_RULE = "PyTorch Geometric's GATv2Conv: each self loop counted once"
+FLOAT32_RULE = "float32 arithmetic, within 1e-4 of float64's"
+OVERFLOW_RULE = "the largest logit subtracted before exp, so nothing overflows"
 
 # ---------------------------------------------------------------------------------------------
 # The witness: the equations in NumPy, one graph, node, head and neighbour at a time
@@ -251,27 +261,73 @@ def widened(w: Weights, dtype: type) -> Weights:
     return replace(w, **{name: cast(getattr(w, name)) for name in (*arrays, "bias")})
 
 
+Rule = str | Callable[[tuple[int, ...]], str]  # a rule, or the rule at an element's index
+
+
+def element_in_words(index: tuple[int, ...], axes: tuple[str, ...]) -> str:
+    """Where `index` is, in the words of `axes`, which name the last dims: "graph 0, node 2,
+    feature 1"; the dims before them as an index: "leading index (1, 2), head 0"."""
+    named = min(len(axes), len(index))
+    lead = index[: len(index) - named]
+    words = [f"{name} {i}" for name, i in zip(axes[len(axes) - named :], index[len(lead) :])]
+    return ", ".join(([f"leading index {lead}"] if lead else []) + words)
+
+
+def padding_aware(mask: np.ndarray, rule: str) -> Rule:
+    """The rule at element (b, i, ...) of a layer's output: `rule` where node i of graph b
+    is real, zeros where it is padding."""
+
+    def at(index: tuple[int, ...]) -> str:
+        b, i = index[:2]
+        return rule if mask[b, i] else f"node {i} of graph {b} is padding: its output is zeros"
+
+    return at
+
+
+def attended_aware(attended: np.ndarray, rule: str) -> Rule:
+    """The rule at element (b, i, j, h) of the attention weights: `rule` where node i of
+    graph b attends to node j, a weight of 0 where it does not."""
+
+    def at(index: tuple[int, ...]) -> str:
+        b, i, j = index[:3]
+        return rule if attended[b, i, j] else f"node {i} does not attend to node {j}: weight 0"
+
+    return at
+
+
 def assert_close(
     actual: Tenxor,
     expected: np.ndarray,
+    what: str,
+    rule: Rule = "",
+    axes: tuple[str, ...] = (),
     tolerance: float = FLOAT64_TOLERANCE,
     dtype: tenxor.DType = tenxor.float64,
 ) -> None:
     """The tensor has the expected dtype and shape, finite elements, and each is within
-    `tolerance` of the expected one (relative to the largest expected magnitude, at least 1)."""
-    assert actual.dtype == dtype, f"dtype {actual.dtype.name}, expected {dtype.name}"
+    `tolerance` of the expected one (relative to the largest expected magnitude, at least 1).
+    A failure names `what` was compared, the first element that is off (in the words of
+    `axes`, which name the last dims), its value and the expected one, and the `rule` (at
+    that element's index, when `rule` is a function)."""
+    if not isinstance(actual, Tenxor):
+        raise Mismatch(f"type of {what}", type(actual).__name__, "Tenxor")
+    expect(f"dtype of {what}", actual.dtype.name, dtype.name, f"{dtype.name} inputs")
     got = to_numpy(actual).astype(np.float64)
-    assert got.shape == expected.shape, f"shape {got.shape}, expected {expected.shape}"
+    expect(f"shape of {what}", got.shape, expected.shape)
     if got.size == 0:
         return
     bad = np.argwhere(~np.isfinite(got))
-    assert bad.size == 0, f"element {tuple(bad[0])} is {got[tuple(bad[0])]}"
-    error = np.abs(got - expected)
-    worst = np.unravel_index(np.argmax(error), error.shape)
-    scale = max(1.0, float(np.max(np.abs(expected))))
-    assert error[worst] <= tolerance * scale, (
-        f"element {tuple(int(i) for i in worst)} is {got[worst]!r}, expected {expected[worst]!r}"
-    )
+    if bad.size:
+        worst = tuple(int(i) for i in bad[0])
+    else:
+        error = np.abs(got - expected)
+        worst = tuple(int(i) for i in np.unravel_index(np.argmax(error), error.shape))
+        scale = max(1.0, float(np.max(np.abs(expected))))
+        if error[worst] <= tolerance * scale:
+            return
+    where = element_in_words(worst, axes)
+    why = rule if isinstance(rule, str) else rule(worst)
+    raise Mismatch(f"{what} at {where}", float(got[worst]), float(expected[worst]), why)
 
 
 def logits_by_einsum(batch: Batch, w: Weights) -> np.ndarray:
@@ -301,7 +357,8 @@ def test_project_gives_every_head_its_projection(heads, leading, bias):
         for h in range(heads):
             expected[index + (h,)] = x[index] @ theta[:, h, :] + (0.0 if b is None else b[h])
     got = project(from_numpy(x), from_numpy(theta), None if b is None else from_numpy(b))
-    assert_close(got, expected)
+    rule = "result[..., h, :] = x[...] @ theta[:, h, :]" + (" + bias[h]" if bias else "")
+    assert_close(got, expected, "every head's projection", rule, ("head", "feature"))
 
 
 @pytest.mark.exercise("6.1")
@@ -313,7 +370,8 @@ def test_project_of_views_one_theta_shared_by_every_head_with_stride_0():
     theta = np.broadcast_to(theta_base, (3, 3, 2))  # every head the same matrix, stride 0
     expected = np.stack([x @ theta_base[:, 0, :]] * 3, axis=1)
     got = project(view_case(x_base, x).tensor(), view_case(theta_base, theta).tensor())
-    assert_close(got, expected)
+    rule = "x @ theta[:, h, :] for a transposed x, every head the same theta"
+    assert_close(got, expected, "every head's projection", rule, ("node", "head", "feature"))
 
 
 @pytest.mark.exercise("6.1")
@@ -322,7 +380,8 @@ def test_project_keeps_float32():
     x, theta, b = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((4, 3), (3, 2, 5), (2, 5)))
     expected = np.einsum("vi,ihd->vhd", x.astype(np.float64), theta.astype(np.float64)) + b
     got = project(from_numpy(x), from_numpy(theta), from_numpy(b))
-    assert_close(got, expected, FLOAT32_TOLERANCE, tenxor.float32)
+    what, axes = "every head's projection", ("node", "head", "feature")
+    assert_close(got, expected, what, FLOAT32_RULE, axes, FLOAT32_TOLERANCE, tenxor.float32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,14 +389,34 @@ def test_project_keeps_float32():
 # ---------------------------------------------------------------------------------------------
 
 
+def why_attends(adjacency: np.ndarray, mask: np.ndarray, b: int, i: int, j: int) -> str:
+    """The rule that decides whether node i of graph b attends to node j."""
+    if not mask[b, i]:
+        return f"node {i} is padding, and padding attends to nobody"
+    if not mask[b, j]:
+        return "a node never attends to padding"
+    if i == j:
+        return "a real node attends to itself, whatever the diagonal holds"
+    value = adjacency[b, i, j].item()
+    if value:
+        return f"adjacency[{b}, {i}, {j}] is {value!r}: node {i} receives from node {j}"
+    return f"adjacency[{b}, {i}, {j}] is {value!r}: no edge from node {j} to node {i}"
+
+
 def assert_attends(adjacency: np.ndarray, mask: np.ndarray) -> None:
     got = attends(from_numpy(adjacency), from_numpy(mask))
-    assert got.dtype == tenxor.bool, f"dtype {got.dtype.name}, expected bool"
+    if not isinstance(got, Tenxor):
+        raise Mismatch("type of what attends returns", type(got).__name__, "Tenxor")
+    expect("dtype of what attends returns", got.dtype.name, "bool", "whether i attends to j")
     expected = attended_by_the_equations(adjacency != 0, mask != 0)
     result = to_numpy(got)
-    assert result.shape == expected.shape, f"shape {result.shape}, expected {expected.shape}"
+    expect("shape of what attends returns", result.shape, expected.shape, "[B, N, N]")
     wrong = np.argwhere(result != expected)
-    assert wrong.size == 0, f"attends{tuple(wrong[0])} is {result[tuple(wrong[0])]}"
+    if wrong.size:
+        b, i, j = (int(k) for k in wrong[0])
+        what = f"whether node {i} attends to node {j} in graph {b}"
+        rule = why_attends(adjacency, mask, b, i, j)
+        raise Mismatch(what, bool(result[b, i, j]), bool(expected[b, i, j]), rule)
 
 
 @pytest.mark.exercise("6.2")
@@ -395,6 +474,9 @@ def logits_by_the_equations(
     return logits
 
 
+LOGITS_RULE = "attention[h] . LeakyReLU(receiver[b, i, h] + sender[b, j, h]), slope {slope}"
+
+
 @pytest.mark.exercise("6.3")
 @pytest.mark.parametrize("slope", [0.2, 0.0, 0.5, 1.0])
 @pytest.mark.parametrize("sizes", [(2, 4, 1, 3), (1, 3, 3, 2), (3, 1, 4, 1)], ids=str)
@@ -405,7 +487,8 @@ def test_attention_logits_pair_every_receiver_with_every_sender(slope, sizes):
     attention = rng.uniform(-1, 1, (heads, features))
     tensors = (from_numpy(receiver), from_numpy(sender), from_numpy(attention))
     got = attention_logits(*tensors, slope=slope)
-    assert_close(got, logits_by_the_equations(receiver, sender, attention, slope))
+    expected = logits_by_the_equations(receiver, sender, attention, slope)
+    assert_close(got, expected, "attention logits e", LOGITS_RULE.format(slope=slope), PAIR_AXES)
 
 
 @pytest.mark.exercise("6.3")
@@ -414,12 +497,16 @@ def test_attention_logits_use_slope_0_2_unless_told():
     receiver, sender = rng.uniform(-1, 1, (2, 2, 3, 2, 4))
     attention = rng.uniform(-1, 1, (2, 4))
     got = attention_logits(from_numpy(receiver), from_numpy(sender), from_numpy(attention))
-    assert_close(got, logits_by_the_equations(receiver, sender, attention, 0.2))
+    expected = logits_by_the_equations(receiver, sender, attention, 0.2)
+    rule = LOGITS_RULE.format(slope="0.2 unless told")
+    assert_close(got, expected, "attention logits e", rule, PAIR_AXES)
 
 
 # ---------------------------------------------------------------------------------------------
 # 6.4 attention_weights
 # ---------------------------------------------------------------------------------------------
+
+WEIGHTS_RULE = "a softmax of each receiver's logits over the senders it attends to, per head"
 
 
 @pytest.mark.exercise("6.4")
@@ -432,10 +519,17 @@ def test_attention_weights_are_a_softmax_over_the_attended_nodes(scale, heads):
     attended[0, 2] = False  # a row that attends to nobody
     got = attention_weights(from_numpy(logits), from_numpy(attended))
     expected = weights_by_the_equations(logits, attended)
-    assert_close(got, expected)
+    rule = attended_aware(attended, WEIGHTS_RULE)
+    assert_close(got, expected, "attention weights alpha", rule, PAIR_AXES)
     alpha = to_numpy(got)
-    assert np.all(alpha[0, 2] == 0), f"a row that attends to nobody holds {alpha[0, 2]}"
-    assert np.all(alpha[~attended] == 0), "a node that is not attended has a nonzero weight"
+    what = "attention weights of node 2 in graph 0, which attends to nobody"
+    expect(what, alpha[0, 2], np.zeros_like(alpha[0, 2]), "all 0 where i attends to none")
+    stray = np.argwhere((alpha != 0) & ~attended[..., None])
+    if stray.size:
+        b, i, j, h = (int(k) for k in stray[0])
+        what = f"attention weight of head {h} that node {i} gives node {j} in graph {b}"
+        rule = f"node {i} does not attend to node {j}: 0 there"
+        raise Mismatch(what, float(alpha[b, i, j, h]), 0.0, rule)
 
 
 @pytest.mark.exercise("6.4")
@@ -444,7 +538,9 @@ def test_attention_weights_of_logits_in_the_thousands_do_not_overflow():
     attended = np.array([[[True, True, True], [True, True, False], [False, False, False]]])
     logits = logits[..., None]  # [1, 3, 3, 1]; the masked 9000 is the largest of its row
     got = attention_weights(from_numpy(logits), from_numpy(attended))
-    assert_close(got, weights_by_the_equations(logits, attended))
+    expected = weights_by_the_equations(logits, attended)
+    rule = attended_aware(attended, OVERFLOW_RULE)
+    assert_close(got, expected, "attention weights alpha", rule, PAIR_AXES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,7 +559,9 @@ def test_aggregate_sums_the_weighted_senders(sizes):
     expected = np.zeros((batch, nodes, heads, features))
     for b, i, h, j in np.ndindex(batch, nodes, heads, nodes):
         expected[b, i, h] += alpha[b, i, j, h] * sender[b, j, h]
-    assert_close(aggregate(from_numpy(alpha), from_numpy(sender)), expected)
+    got = aggregate(from_numpy(alpha), from_numpy(sender))
+    rule = "result[b, i, h] = the sum over j of alpha[b, i, j, h] * sender[b, j, h]"
+    assert_close(got, expected, "messages received", rule, ("graph", "node", "head", "feature"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -478,6 +576,12 @@ def combined_by_the_equations(received: np.ndarray, concat: bool) -> np.ndarray:
     return sum(received[..., h, :] for h in range(heads)) / heads
 
 
+COMBINE_RULES = {
+    True: "heads side by side, head 0's features first",
+    False: "the mean of the heads",
+}
+
+
 @pytest.mark.exercise("6.6")
 @pytest.mark.parametrize("concat", [True, False], ids=["concat", "mean"])
 @pytest.mark.parametrize("leading", [(), (4,), (2, 3)], ids=str)
@@ -485,7 +589,8 @@ def combined_by_the_equations(received: np.ndarray, concat: bool) -> np.ndarray:
 def test_combine_heads_concatenates_head_0_first_or_averages(concat, leading, heads):
     received = np.random.default_rng(heads).uniform(-1, 1, (*leading, heads, 2))
     got = combine_heads(from_numpy(received), concat)
-    assert_close(got, combined_by_the_equations(received, concat))
+    expected = combined_by_the_equations(received, concat)
+    assert_close(got, expected, "heads combined", COMBINE_RULES[concat], ("feature",))
 
 
 @pytest.mark.exercise("6.6")
@@ -494,14 +599,18 @@ def test_combine_heads_of_a_permuted_view(concat):
     base = np.random.default_rng(7).uniform(-1, 1, (2, 3, 4, 2))  # [B, H, N, DA]
     view = base.transpose(0, 2, 1, 3)  # [B, N, H, DA], not contiguous
     got = combine_heads(view_case(base, view).tensor(), concat)
-    assert_close(got, combined_by_the_equations(view, concat))
+    expected = combined_by_the_equations(view, concat)
+    assert_close(got, expected, "heads combined", COMBINE_RULES[concat], LAYER_AXES)
 
 
 @pytest.mark.exercise("6.6")
 def test_combine_heads_keeps_float32():
     received = np.arange(12, dtype=np.float32).reshape(2, 3, 2) / 4
     got = combine_heads(from_numpy(received), concat=False)
-    assert_close(got, received.astype(np.float64).mean(axis=1), FLOAT32_TOLERANCE, tenxor.float32)
+    expected = received.astype(np.float64).mean(axis=1)
+    rule = f"{COMBINE_RULES[False]}, {FLOAT32_RULE}"
+    what, axes = "heads combined", ("node", "feature")
+    assert_close(got, expected, what, rule, axes, FLOAT32_TOLERANCE, tenxor.float32)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,13 +628,29 @@ CONFIGURATIONS = [
 ]
 
 
+def assert_layer(
+    got: Tenxor,
+    batch: Batch,
+    expected: np.ndarray,
+    rule: str,
+    what: str = "output of the layer",
+    tolerance: float = FLOAT64_TOLERANCE,
+    dtype: tenxor.DType = tenxor.float64,
+) -> None:
+    """assert_close for a layer's output on `batch` [B, N, width]: an element is named by
+    graph, node and feature, and the rule at a padding node is that its output is zeros."""
+    why = padding_aware(batch.mask != 0, rule)
+    assert_close(got, expected, what, why, LAYER_AXES, tolerance, dtype)
+
+
 @pytest.mark.exercise("6.7")
 @pytest.mark.parametrize("concat, shared, bias, heads", CONFIGURATIONS)
 def test_gatv2_matches_the_equations_in_every_configuration(concat, shared, bias, heads):
     seed = 2 * heads + concat
     batch = random_batch(seed, 3, 4, 3)
     w = random_weights(seed, 3, 2, heads, concat=concat, shared=shared, bias=bias)
-    assert_close(gatv2(*batch.tensors(), as_layer(w)), batch.expected(w))
+    got = gatv2(*batch.tensors(), as_layer(w))
+    assert_layer(got, batch, batch.expected(w), LAYER_RULE)
 
 
 @pytest.mark.exercise("6.7")
@@ -533,7 +658,9 @@ def test_gatv2_matches_the_equations_in_every_configuration(concat, shared, bias
 def test_gatv2_uses_the_layers_slope(slope):
     batch = random_batch(8, 3, 5, 3)
     w = random_weights(8, 3, 4, 2, slope=slope)
-    assert_close(gatv2(*batch.tensors(), as_layer(w)), batch.expected(w))
+    got = gatv2(*batch.tensors(), as_layer(w))
+    rule = f"LeakyReLU with the layer's slope, {slope}"
+    assert_layer(got, batch, batch.expected(w), rule)
 
 
 @pytest.mark.exercise("6.7")
@@ -543,8 +670,10 @@ def test_gatv2_layer_slope_is_0_2_unless_told():
     layer = as_layer(w)
     weights = (layer.theta_receiver, layer.theta_sender, layer.attention)
     default = GATv2(*weights, layer.bias_receiver, layer.bias_sender, layer.bias)
-    assert default.slope == 0.2
-    assert_close(gatv2(*batch.tensors(), default), batch.expected(replace(w, slope=0.2)))
+    expect("slope of a GATv2 made without one", default.slope, 0.2, "as in the paper")
+    got = gatv2(*batch.tensors(), default)
+    expected = batch.expected(replace(w, slope=0.2))
+    assert_layer(got, batch, expected, "slope 0.2 unless told")
 
 
 @pytest.mark.exercise("6.7")
@@ -556,8 +685,11 @@ def test_gatv2_counts_a_self_loop_in_the_input_once(seed):
     looped = Batch(batch.x, batch.adjacency | eye, batch.mask)
     unlooped = Batch(batch.x, batch.adjacency & ~eye, batch.mask)
     expected = unlooped.expected(w)
-    assert_close(gatv2(*looped.tensors(), as_layer(w)), expected)
-    assert_close(gatv2(*unlooped.tensors(), as_layer(w)), expected)
+    rule = "each self loop counted once, whether the adjacency holds it or not"
+    what = "output of the layer, every self loop in the adjacency"
+    assert_layer(gatv2(*looped.tensors(), as_layer(w)), batch, expected, rule, what)
+    what = "output of the layer, no self loop in the adjacency"
+    assert_layer(gatv2(*unlooped.tensors(), as_layer(w)), batch, expected, rule, what)
 
 
 @pytest.mark.exercise("6.7")
@@ -573,9 +705,14 @@ def test_gatv2_ignores_whatever_padding_nodes_hold_and_gives_them_zeros(garbage)
     batch.adjacency[padding] = True  # padding rows claim every node as a neighbour
     w = random_weights(12, 3, 4, 3, concat=False)
     got = gatv2(*batch.tensors(), as_layer(w))
-    assert_close(got, batch.expected(w))
+    rule = "whatever padding holds changes nothing for real nodes"
+    assert_layer(got, batch, batch.expected(w), rule)
     result = to_numpy(got)
-    assert np.all(result[padding] == 0), "a padding node's output is not all zeros"
+    nonzero = np.argwhere(padding & np.any(result != 0, axis=-1))
+    if nonzero.size:
+        b, i = (int(k) for k in nonzero[0])
+        what = f"output of padding node {i} in graph {b}"
+        raise Mismatch(what, result[b, i], np.zeros_like(result[b, i]), "zeros for padding")
 
 
 @pytest.mark.exercise("6.7")
@@ -585,7 +722,9 @@ def test_gatv2_reads_numbers_in_adjacency_and_mask_as_true_where_nonzero():
     adjacency = batch.adjacency * rng.choice([2.5, -1.0], batch.adjacency.shape)
     numeric = Batch(batch.x, adjacency, batch.mask.astype(np.int64) * 3)
     w = random_weights(14, 3, 2, 2)
-    assert_close(gatv2(*numeric.tensors(), as_layer(w)), batch.expected(w))
+    got = gatv2(*numeric.tensors(), as_layer(w))
+    rule = "adjacency and node_mask are true where nonzero"
+    assert_layer(got, batch, batch.expected(w), rule)
 
 
 @pytest.mark.exercise("6.7")
@@ -597,9 +736,13 @@ def test_gatv2_isolated_nodes_receive_only_their_own_message():
     batch.adjacency[1] = False  # no edges at all in graph 1
     w = random_weights(16, 3, 4, 2)
     got = gatv2(*batch.tensors(), as_layer(w))
-    assert_close(got, batch.expected(w))
+    rule = "an isolated node attends only to itself"
+    assert_layer(got, batch, batch.expected(w), rule)
     own = node_output(w, batch.x[0], 3, [3])  # softmax of one logit: all weight on itself
-    assert np.allclose(to_numpy(got)[0, 3], own, rtol=0, atol=1e-12)
+    result = to_numpy(got)[0, 3]
+    if not np.allclose(result, own, rtol=0, atol=1e-12):
+        what = "output of node 3 in graph 0, which has no edges"
+        raise Mismatch(what, result, own, "an isolated node receives only its own message")
 
 
 @pytest.mark.exercise("6.7")
@@ -610,7 +753,9 @@ def test_gatv2_in_a_graph_of_one_node(mask, loop):
     x = np.random.default_rng(17).uniform(-1, 1, (len(mask), 1, 3))
     batch = Batch(x, np.full((len(mask), 1, 1), loop), mask)
     w = random_weights(17, 3, 2, 3)
-    assert_close(gatv2(*batch.tensors(), as_layer(w)), batch.expected(w))
+    got = gatv2(*batch.tensors(), as_layer(w))
+    rule = "a lone real node attends only to itself, once; padding gets zeros"
+    assert_layer(got, batch, batch.expected(w), rule)
 
 
 @pytest.mark.exercise("6.7")
@@ -620,7 +765,8 @@ def test_gatv2_with_logits_in_the_thousands_does_not_overflow():
     w.attention *= 3000.0
     largest = np.max(np.abs(logits_by_einsum(batch, w)))
     assert largest > 1000, f"the case is meant to have logits in the thousands, has {largest}"
-    assert_close(gatv2(*batch.tensors(), as_layer(w)), batch.expected(w))
+    got = gatv2(*batch.tensors(), as_layer(w))
+    assert_layer(got, batch, batch.expected(w), OVERFLOW_RULE)
 
 
 @pytest.mark.exercise("6.7")
@@ -631,7 +777,10 @@ def test_gatv2_of_float32_inputs_is_float32_and_close_to_float64(concat):
     w = random_weights(19, 3, 4, 2, concat=concat)
     got = gatv2(*batch.tensors(tenxor.float32), as_layer(w, tenxor.float32))
     wide = Batch(batch.x.astype(np.float64), batch.adjacency, batch.mask)
-    assert_close(got, wide.expected(widened(w, np.float32)), FLOAT32_TOLERANCE, tenxor.float32)
+    expected = wide.expected(widened(w, np.float32))
+    assert_layer(
+        got, batch, expected, FLOAT32_RULE, tolerance=FLOAT32_TOLERANCE, dtype=tenxor.float32
+    )
 
 
 @pytest.mark.exercise("6.7")
@@ -644,7 +793,9 @@ def test_a_random_layer_called_on_a_batch_matches_the_equations(concat, shared):
         concat=concat,
     )
     batch = random_batch(20, 2, 4, 3)
-    assert_close(layer(*batch.tensors()), batch.expected(w))
+    what = "output of a random layer called on a batch"
+    rule = "GATv2's equations with the layer's own weights"
+    assert_layer(layer(*batch.tensors()), batch, batch.expected(w), rule, what)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -665,10 +816,11 @@ def random_edges(seed: int, nodes: int, edges: int) -> tuple[np.ndarray, np.ndar
     return pairs % nodes, pairs // nodes
 
 
-def assert_edges(x: np.ndarray, sources, targets, w: Weights, **options) -> None:
+def assert_edges(x: np.ndarray, sources, targets, w: Weights, rule: str = EDGES_RULE) -> None:
     sources, targets = np.asarray(sources, dtype=np.int64), np.asarray(targets, dtype=np.int64)
     got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w))
-    assert_close(got, edges_by_the_equations(x, sources, targets, w), **options)
+    expected = edges_by_the_equations(x, sources, targets, w)
+    assert_close(got, expected, "output of gatv2_edges", rule, EDGE_AXES)
 
 
 @pytest.mark.exercise("6.11")
@@ -684,7 +836,8 @@ def test_gatv2_edges_matches_the_equations_in_every_configuration(concat, shared
 @pytest.mark.parametrize("slope", [0.0, 0.5, 1.0])
 def test_gatv2_edges_uses_the_layers_slope(slope):
     x = np.random.default_rng(22).uniform(-1, 1, (5, 3))
-    assert_edges(x, *random_edges(22, 5, 10), random_weights(22, 3, 4, 2, slope=slope))
+    w = random_weights(22, 3, 4, 2, slope=slope)
+    assert_edges(x, *random_edges(22, 5, 10), w, f"LeakyReLU with the layer's slope, {slope}")
 
 
 @pytest.mark.exercise("6.11")
@@ -694,7 +847,8 @@ def test_gatv2_edges_replaces_self_loops_in_the_input_by_one_per_node():
     sources, targets = [0, 1, 1, 2, 3], [1, 1, 2, 2, 0]  # 1 -> 1 and 2 -> 2 given
     expected = edges_by_the_equations(x, np.array([0, 1, 3]), np.array([1, 2, 0]), w)
     got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w))
-    assert_close(got, expected)
+    rule = "self loops given are replaced by one per node: each self loop counted once"
+    assert_close(got, expected, "output of gatv2_edges", rule, EDGE_AXES)
 
 
 @pytest.mark.exercise("6.11")
@@ -702,22 +856,27 @@ def test_gatv2_edges_isolated_nodes_receive_only_their_own_message():
     x = np.random.default_rng(24).uniform(-1, 1, (5, 3))
     w = random_weights(24, 3, 2, 3, concat=False)
     sources, targets = [0, 1, 2, 0], [1, 0, 0, 2]  # nodes 3 and 4 in no edge
-    assert_edges(x, sources, targets, w)
+    assert_edges(x, sources, targets, w, "a node in no edge attends only to itself")
     got = to_numpy(gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w)))
-    assert np.allclose(got[3], node_output(w, x, 3, [3]), rtol=0, atol=1e-12)
+    own = node_output(w, x, 3, [3])
+    if not np.allclose(got[3], own, rtol=0, atol=1e-12):
+        what = "output of node 3, which is in no edge"
+        raise Mismatch(what, got[3], own, "an isolated node receives only its own message")
 
 
 @pytest.mark.exercise("6.11")
 @pytest.mark.parametrize("nodes", [1, 3])
 def test_gatv2_edges_with_no_edges_at_all(nodes):
     x = np.random.default_rng(25).uniform(-1, 1, (nodes, 3))
-    assert_edges(x, [], [], random_weights(25, 3, 2, 2))
+    rule = "with no edges, each node attends only to itself"
+    assert_edges(x, [], [], random_weights(25, 3, 2, 2), rule)
 
 
 @pytest.mark.exercise("6.11")
 def test_gatv2_edges_of_a_single_node_with_its_self_loop():
     x = np.random.default_rng(26).uniform(-1, 1, (1, 4))
-    assert_edges(x, [0], [0], random_weights(26, 4, 3, 2))
+    rule = "the self loop given is replaced by one: counted once"
+    assert_edges(x, [0], [0], random_weights(26, 4, 3, 2), rule)
 
 
 @pytest.mark.exercise("6.11")
@@ -727,7 +886,7 @@ def test_gatv2_edges_with_logits_in_the_thousands_does_not_overflow():
     w.attention *= 3000.0
     batch = Batch(x[None], np.ones((1, 5, 5), dtype=bool), np.ones((1, 5), dtype=bool))
     assert np.max(np.abs(logits_by_einsum(batch, w))) > 1000
-    assert_edges(x, *random_edges(27, 5, 12), w)
+    assert_edges(x, *random_edges(27, 5, 12), w, OVERFLOW_RULE)
 
 
 @pytest.mark.exercise("6.11")
@@ -738,7 +897,8 @@ def test_gatv2_edges_of_float32_inputs_is_float32_and_close_to_float64():
     got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w, tenxor.float32))
     wide = widened(w, np.float32)
     expected = edges_by_the_equations(x.astype(np.float64), sources, targets, wide)
-    assert_close(got, expected, FLOAT32_TOLERANCE, tenxor.float32)
+    what, tolerance = "output of gatv2_edges", FLOAT32_TOLERANCE
+    assert_close(got, expected, what, FLOAT32_RULE, EDGE_AXES, tolerance, tenxor.float32)
 
 
 @pytest.mark.exercise("6.11")
@@ -751,7 +911,10 @@ def test_gatv2_edges_on_a_padded_batch_gives_the_dense_equations_at_its_real_nod
     nodes = to_numpy(edges.nodes)
     features = batch.x.reshape(-1, 3)[nodes]
     got = gatv2_edges(from_numpy(features), edges.sources, edges.targets, as_layer(w))
-    assert_close(got, batch.expected(w).reshape(-1, w.width)[nodes])
+    expected = batch.expected(w).reshape(-1, w.width)[nodes]
+    what = "output of gatv2_edges on the batch's edge list"
+    rule = "the padded layer's output at the real nodes"
+    assert_close(got, expected, what, rule, ("real node", "feature"))
 
 
 @pytest.mark.exercise("6.11")
@@ -760,7 +923,8 @@ def test_a_layers_on_edges_matches_the_equations():
     x = np.random.default_rng(30).uniform(-1, 1, (4, 3))
     sources, targets = random_edges(30, 4, 7)
     got = as_layer(w).on_edges(from_numpy(x), ints(sources), ints(targets))
-    assert_close(got, edges_by_the_equations(x, sources, targets, w))
+    expected = edges_by_the_equations(x, sources, targets, w)
+    assert_close(got, expected, "output of layer.on_edges", EDGES_RULE, EDGE_AXES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -774,39 +938,65 @@ def test_a_layers_on_edges_matches_the_equations():
 @pytest.mark.parametrize("bias", [True, False])
 def test_a_random_layer_has_the_shapes_and_settings_it_was_asked_for(concat, share_weights, bias):
     layer = GATv2.random(3, 4, 2, seed=31, concat=concat, share_weights=share_weights, bias=bias)
-    assert (layer.heads, layer.features_out, layer.concat, layer.slope) == (2, 4, concat, SLOPE)
-    assert layer.theta_receiver.shape == layer.theta_sender.shape == (3, 2, 4)
-    assert layer.attention.shape == (2, 4)
-    assert (layer.theta_sender is layer.theta_receiver) == share_weights
+    expect(
+        "heads, features_out, concat and slope of GATv2.random(3, 4, 2)",
+        (layer.heads, layer.features_out, layer.concat, layer.slope),
+        (2, 4, concat, SLOPE),
+    )
+    expect(
+        "shapes of theta_receiver and theta_sender",
+        (layer.theta_receiver.shape, layer.theta_sender.shape),
+        ((3, 2, 4), (3, 2, 4)),
+        "[DI, H, DA]",
+    )
+    expect("shape of attention", layer.attention.shape, (2, 4), "[H, DA]")
+    shares = "shared weights are one tensor"
+    what = "whether theta_sender is theta_receiver"
+    expect(what, layer.theta_sender is layer.theta_receiver, share_weights, shares)
     biases = (layer.bias_receiver, layer.bias_sender, layer.bias)
     if bias:
-        assert [b.shape for b in biases] == [(2, 4), (2, 4), (8,) if concat else (4,)]
-        assert (layer.bias_sender is layer.bias_receiver) == share_weights
+        expect(
+            "shapes of bias_receiver, bias_sender and bias",
+            [b.shape for b in biases],
+            [(2, 4), (2, 4), (8,) if concat else (4,)],
+            "[H, DA], [H, DA], then [H * DA] concatenated or [DA] averaged",
+        )
+        what = "whether bias_sender is bias_receiver"
+        expect(what, layer.bias_sender is layer.bias_receiver, share_weights, shares)
     else:
-        assert biases == (None, None, None)
+        expect("the biases of a layer without bias", biases, (None, None, None))
     for weight in (layer.theta_receiver, layer.attention, *(b for b in biases if b is not None)):
         values = to_numpy(weight)
-        assert np.all((values >= -1) & (values < 1))
+        outside = values[~((values >= -1) & (values < 1))]
+        expect("weights outside [-1, 1)", outside.tolist(), [], "drawn uniformly from [-1, 1)")
 
 
 @pytest.mark.provided
 def test_a_random_layer_depends_only_on_its_seed_and_keeps_its_dtype():
     one, again, other = (GATv2.random(3, 2, 2, seed=s) for s in (32, 32, 33))
-    assert np.array_equal(to_numpy(one.theta_sender), to_numpy(again.theta_sender))
-    assert not np.array_equal(to_numpy(one.theta_sender), to_numpy(other.theta_sender))
+    same = np.array_equal(to_numpy(one.theta_sender), to_numpy(again.theta_sender))
+    expect("whether seed 32 twice gives the same theta_sender", same, True, "only the seed")
+    same = np.array_equal(to_numpy(one.theta_sender), to_numpy(other.theta_sender))
+    expect("whether seeds 32 and 33 give the same theta_sender", same, False, "another seed")
     narrow = GATv2.random(3, 2, 2, seed=32, dtype=tenxor.float32, slope=0.1)
-    assert narrow.attention.dtype == tenxor.float32 and narrow.slope == 0.1
+    what = "dtype and slope of GATv2.random(..., dtype=float32, slope=0.1)"
+    expect(what, (narrow.attention.dtype.name, narrow.slope), ("float32", 0.1))
     shared = one.shared()
-    assert shared.theta_sender is one.theta_receiver
-    assert shared.bias_sender is one.bias_receiver
+    shares = "shared weights are one tensor"
+    what = "whether the shared layer's theta_sender is theta_receiver"
+    expect(what, shared.theta_sender is one.theta_receiver, True, shares)
+    what = "whether the shared layer's bias_sender is bias_receiver"
+    expect(what, shared.bias_sender is one.bias_receiver, True, shares)
 
 
 @pytest.mark.provided
 def test_with_self_loops_drops_given_loops_and_adds_one_per_node_in_order():
     sources, targets = with_self_loops(ints([2, 0, 1, 0]), ints([2, 1, 1, 1]), 3)
-    assert sources.dtype == targets.dtype == tenxor.int64
-    assert to_numpy(sources).tolist() == [0, 0, 0, 1, 2]
-    assert to_numpy(targets).tolist() == [1, 1, 0, 1, 2]
+    dtypes = (sources.dtype.name, targets.dtype.name)
+    expect("dtypes of sources and targets", dtypes, ("int64", "int64"))
+    rule = "given loops dropped, then one per node in node order"
+    expect("sources with self loops", to_numpy(sources).tolist(), [0, 0, 0, 1, 2], rule)
+    expect("targets with self loops", to_numpy(targets).tolist(), [1, 1, 0, 1, 2], rule)
 
 
 @pytest.mark.provided
@@ -821,9 +1011,11 @@ def test_edge_list_numbers_the_real_nodes_and_keeps_edges_between_them():
         for b, i, j in np.ndindex(3, 4, 4)
         if batch.adjacency[b, i, j] and batch.mask[b, i] and batch.mask[b, j]
     ]
-    assert to_numpy(edges.nodes).tolist() == real
+    rule = "the real nodes, in batch order"
+    expect("flattened positions of the nodes", to_numpy(edges.nodes).tolist(), real, rule)
     pairs = zip(to_numpy(edges.sources).tolist(), to_numpy(edges.targets).tolist())
-    assert sorted(pairs) == sorted(expected)
+    rule = "the edges between real nodes, self loops as given"
+    expect("edges (source, target), sorted", sorted(pairs), sorted(expected), rule)
 
 
 @pytest.mark.provided  # provided code, built on exercises 6.1 to 6.4: it needs them finished
@@ -835,4 +1027,6 @@ def test_the_layers_attention_weights_are_the_equations_alpha():
     logits = logits_by_the_equations(receiver, sender, w.attention, w.slope)
     attended = attended_by_the_equations(batch.adjacency, batch.mask)
     expected = weights_by_the_equations(logits, attended)
-    assert_close(as_layer(w).attention_weights(*batch.tensors()), expected)
+    got = as_layer(w).attention_weights(*batch.tensors())
+    rule = attended_aware(attended, WEIGHTS_RULE)
+    assert_close(got, expected, "the layer's attention weights", rule, PAIR_AXES)

@@ -9,6 +9,7 @@ arrays and results read back without calling any exercise.
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -19,8 +20,10 @@ import tenxor
 from tenxor.scatter import gather_rows, index_reduce, segment_softmax
 from tenxor.tensor import Tenxor
 from tests.support import (
+    Mismatch,
     assert_same,
     at_most_examples,
+    expect,
     from_numpy,
     raises_naming,
     to_numpy,
@@ -41,6 +44,32 @@ def rows(count: int, trailing: tuple[int, ...], seed: int = 0) -> np.ndarray:
     return values.reshape(count, *trailing).astype(np.float64)
 
 
+def assert_near(
+    got: Tenxor,
+    expected: np.ndarray,
+    what: str,
+    tolerance: float,
+    rule: str,
+    row_words: Callable[[int], str] = "row {}".format,
+) -> None:
+    """The tensor has the expected shape and each element is within `tolerance` of NumPy's
+    (absolute and relative, as np.testing.assert_allclose with rtol = atol = tolerance); a
+    failure shows the first row that is off (named by `row_words`), its values and the
+    expected ones."""
+    if not isinstance(got, Tenxor):
+        raise Mismatch(f"type of {what}", type(got).__name__, "Tenxor")
+    result = to_numpy(got)
+    expect(f"shape of {what}", result.shape, expected.shape)
+    close = np.isclose(result, expected, rtol=tolerance, atol=tolerance, equal_nan=True)
+    if not close.all():
+        row = int(np.argwhere(~close)[0][0])
+        what = f"{row_words(row)} of {what}"
+        raise Mismatch(what, result[row].tolist(), expected[row].tolist(), rule)
+
+
+GATHER_RULE = "result[k] = t[index[k]], as NumPy's t[index]"
+
+
 # ---------------------------------------------------------------------------------------------
 # 6.8 gather_rows
 # ---------------------------------------------------------------------------------------------
@@ -56,8 +85,8 @@ def test_gather_rows_copies_the_rows_an_index_names(dtype, trailing, picks):
     table = rows(4, trailing)
     picks = np.array(picks, dtype=dtype)
     got = gather_rows(from_numpy(table), from_numpy(picks))
-    assert got.dtype == tenxor.float64
-    assert_same(got, table[picks])
+    expect("dtype of the rows gathered", got.dtype.name, "float64", "the table's dtype")
+    assert_same(got, table[picks], what="rows gathered", rule=GATHER_RULE)
 
 
 @pytest.mark.exercise("6.8")
@@ -65,8 +94,9 @@ def test_gather_rows_copies_the_rows_an_index_names(dtype, trailing, picks):
 def test_gather_rows_keeps_the_tables_dtype(kind):
     table = (np.arange(6).reshape(3, 2) % 2).astype(kind)
     got = gather_rows(from_numpy(table), index([2, 0, 2]))
-    assert to_numpy(got).dtype == table.dtype
-    assert_same(got, table[[2, 0, 2]])
+    dtype = to_numpy(got).dtype.name
+    expect("dtype of the rows gathered", dtype, table.dtype.name, "the table's dtype")
+    assert_same(got, table[[2, 0, 2]], what="rows gathered", rule=GATHER_RULE)
 
 
 @pytest.mark.exercise("6.8")
@@ -74,14 +104,16 @@ def test_gather_rows_of_a_view():
     base = rows(3, (4,))
     view = base.T[::-1]  # [4, 3], reversed rows of a transpose: strides (-1, 4)
     got = gather_rows(view_case(base, view).tensor(), index([3, 0, 0, 2]))
-    assert_same(got, view[[3, 0, 0, 2]])
+    rule = "the rows of the view, read through its strides (-1, 4)"
+    assert_same(got, view[[3, 0, 0, 2]], what="rows gathered", rule=rule)
 
 
 @pytest.mark.exercise("6.8")
 def test_gather_rows_returns_a_copy():
     table = from_numpy(rows(3, (2,)))
     got = gather_rows(table, index([0, 1, 2]))
-    assert got.storage is not table.storage, "the result shares the table's storage"
+    what = "whether the rows gathered share the table's storage"
+    expect(what, got.storage is table.storage, False, "gather_rows returns a copy")
 
 
 @pytest.mark.exercise("6.8")
@@ -125,6 +157,10 @@ def folded_in_order(start: np.ndarray, picks: np.ndarray, source: np.ndarray, fo
     return result
 
 
+ADD_RULE = "every source[k] added to row index[k], as np.add.at"
+ORDER_RULE = "source rows folded in index order, k = 0, 1, ..."
+
+
 @pytest.mark.exercise("6.9")
 @pytest.mark.parametrize("dtype", INDEX_DTYPES, ids=["int64", "int32"])
 @pytest.mark.parametrize("trailing", [(), (3,), (2, 2)], ids=str)
@@ -138,9 +174,9 @@ def test_index_reduce_folds_repeated_rows_like_numpy(dtype, trailing, fold, ufun
     source = rng.uniform(-1, 1, (len(picks), *trailing))
     got = index_reduce(from_numpy(start), from_numpy(picks), from_numpy(source), fold)
     expected = folded_by_numpy(start, picks, source, ufunc)
-    assert got.dtype == tenxor.float64
-    np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-12, atol=1e-12)
-    assert to_numpy(got).shape == expected.shape
+    expect("dtype of the folded rows", got.dtype.name, "float64", "float64 t and source")
+    rule = f"every source[k] folded into row index[k], as np.{ufunc.__name__}.at"
+    assert_near(got, expected, "the folded rows", 1e-12, rule)
 
 
 @pytest.mark.exercise("6.9")
@@ -157,8 +193,9 @@ def test_index_reduce_adds_like_np_add_at(data):
     start = rng.integers(-9, 9, (count, *trailing))
     source = rng.integers(-9, 9, (len(picks), *trailing))
     got = index_reduce(from_numpy(start), from_numpy(picks), from_numpy(source), operator.add)
-    assert got.dtype == tenxor.int64
-    assert_same(got, folded_by_numpy(start, picks, source, np.add))
+    expect("dtype of the folded rows", got.dtype.name, "int64", "int64 t and source")
+    expected = folded_by_numpy(start, picks, source, np.add)
+    assert_same(got, expected, what="the folded rows", rule=ADD_RULE)
 
 
 @pytest.mark.exercise("6.9")
@@ -166,9 +203,12 @@ def test_index_reduce_folds_in_index_order():
     start = np.zeros((3, 2), dtype=np.int64)
     picks = np.array([2, 0, 2, 2, 0])
     source = np.array([[1, 2], [3, 4], [5, 6], [7, 8], [9, 1]])
-    for fold in (lambda a, b: b, lambda a, b: 10 * a + b):  # the last one wins; digits in order
+    # the last one wins; digits in order
+    folds = {"fold(a, b) = b": lambda a, b: b, "fold(a, b) = 10 * a + b": lambda a, b: 10 * a + b}
+    for name, fold in folds.items():
         got = index_reduce(from_numpy(start), from_numpy(picks), from_numpy(source), fold)
-        assert_same(got, folded_in_order(start, picks, source, fold))
+        expected = folded_in_order(start, picks, source, fold)
+        assert_same(got, expected, what=f"the rows folded with {name}", rule=ORDER_RULE)
 
 
 @pytest.mark.exercise("6.9")
@@ -176,16 +216,18 @@ def test_index_reduce_returns_a_copy_and_leaves_its_inputs_alone():
     start = np.arange(6.0).reshape(3, 2)
     t = from_numpy(start)
     got = index_reduce(t, index([1]), from_numpy(np.ones((1, 2))), operator.add)
-    assert got.storage is not t.storage, "the result shares t's storage"
-    assert_same(t, start)
-    assert_same(got, start + np.array([[0, 0], [1, 1], [0, 0]]))
+    what = "whether the result shares t's storage"
+    expect(what, got.storage is t.storage, False, "index_reduce returns a copy")
+    assert_same(t, start, what="t after the call", rule="index_reduce leaves its inputs alone")
+    expected = start + np.array([[0, 0], [1, 1], [0, 0]])
+    assert_same(got, expected, what="the folded rows", rule="row 1 plus [1, 1]")
 
 
 @pytest.mark.exercise("6.9")
 def test_index_reduce_with_no_rows_to_fold_is_a_copy_of_t():
     start = np.arange(6.0).reshape(3, 2)
     got = index_reduce(from_numpy(start), index([]), from_numpy(np.zeros((0, 2))), operator.add)
-    assert_same(got, start)
+    assert_same(got, start, what="the folded rows", rule="no rows to fold: a copy of t")
 
 
 @pytest.mark.exercise("6.9")
@@ -207,8 +249,10 @@ def test_index_reduce_result_holds_both_dtypes(t_dtype, source_dtype, result):
     numbers = np.arange(6).reshape(3, 2)
     source = (numbers * 1.5 if source_dtype == np.float64 else numbers + 1).astype(source_dtype)
     got = index_reduce(from_numpy(start), from_numpy(picks), from_numpy(source), operator.add)
-    assert got.dtype == result, f"dtype {got.dtype.name}, expected {result.name}"
-    np.testing.assert_array_equal(to_numpy(got), folded_by_numpy(start, picks, source, np.add))
+    rule = "the dtype that holds both t's and source's"
+    expect("dtype of the folded rows", got.dtype.name, result.name, rule)
+    expected = folded_by_numpy(start, picks, source, np.add)
+    assert_same(got, expected, what="the folded rows", rule=ADD_RULE)
 
 
 @pytest.mark.exercise("6.9")
@@ -263,11 +307,30 @@ def softmax_per_segment(logits: np.ndarray, segment: np.ndarray, segments: int) 
     return result
 
 
-def assert_softmax(got: Tenxor, expected: np.ndarray, tolerance: float = 1e-12) -> None:
+SOFTMAX_RULE = "a softmax over the rows of each segment"
+
+
+def assert_softmax(
+    got: Tenxor,
+    expected: np.ndarray,
+    segment: np.ndarray,
+    tolerance: float = 1e-12,
+    rule: str = SOFTMAX_RULE,
+) -> None:
+    """The weights have the logits' shape, are finite and within `tolerance` of NumPy's; a
+    failure names the first row that is off and its segment."""
+    if not isinstance(got, Tenxor):
+        raise Mismatch("type of the weights", type(got).__name__, "Tenxor")
     result = to_numpy(got)
-    assert result.shape == expected.shape, f"shape {result.shape}, expected {expected.shape}"
-    assert np.all(np.isfinite(result)), f"not finite: {result}"
-    np.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance)
+    expect("shape of the weights", result.shape, expected.shape, "the logits' shape")
+    infinite = np.argwhere(~np.isfinite(result))
+    if infinite.size:
+        row = int(infinite[0][0])
+        what = f"row {row} (segment {segment[row]}) of the weights"
+        finite = "finite: each segment's largest logit subtracted before exp"
+        raise Mismatch(what, result[row].tolist(), expected[row].tolist(), finite)
+    row_words = "row {} (segment {})".format
+    assert_near(got, expected, "the weights", tolerance, rule, lambda k: row_words(k, segment[k]))
 
 
 @pytest.mark.exercise("6.10")
@@ -278,18 +341,22 @@ def test_segment_softmax_is_a_softmax_within_each_segment(dtype, trailing):
     segment = np.array([2, 0, 2, 5, 0, 2, 3, 0], dtype=dtype)  # 1 and 4 empty, 3 and 5 alone
     logits = rng.normal(size=(len(segment), *trailing))
     got = segment_softmax(from_numpy(logits), from_numpy(segment), 6)
-    assert got.dtype == tenxor.float64
-    assert_softmax(got, softmax_per_segment(logits, segment, 6))
+    expect("dtype of the weights", got.dtype.name, "float64", "the logits' dtype")
+    assert_softmax(got, softmax_per_segment(logits, segment, 6), segment)
     totals = np.zeros((6, *trailing))
     np.add.at(totals, segment, to_numpy(got))
-    assert np.allclose(totals[[0, 2, 3, 5]], 1.0), "a segment's weights do not sum to 1"
+    sums = totals[[0, 2, 3, 5]]
+    if not np.allclose(sums, 1.0):
+        what = "sums of the weights of segments 0, 2, 3 and 5"
+        raise Mismatch(what, sums.tolist(), np.ones_like(sums).tolist(), "each sums to 1")
 
 
 @pytest.mark.exercise("6.10")
 def test_segment_softmax_gives_a_row_alone_in_its_segment_weight_1():
     logits = np.array([[-7.0, 300.0], [0.5, -2.0], [1e4, 2.0]])
     got = segment_softmax(from_numpy(logits), index([2, 0, 1]), 3)
-    assert_same(got, np.ones((3, 2)))
+    rule = "a row alone in its segment gets weight 1, however large its logit"
+    assert_same(got, np.ones((3, 2)), what="the weights", rule=rule)
 
 
 @pytest.mark.exercise("6.10")
@@ -297,7 +364,8 @@ def test_segment_softmax_of_logits_in_the_thousands_does_not_overflow():
     logits = np.array([4000.0, 3999.0, -5000.0, -4000.0, -4001.0, 9000.0, 8990.0])
     segment = np.array([0, 0, 0, 1, 1, 2, 2])
     got = segment_softmax(from_numpy(logits), from_numpy(segment), 4)
-    assert_softmax(got, softmax_per_segment(logits, segment, 4))
+    rule = "each segment's largest logit subtracted before exp, so nothing overflows"
+    assert_softmax(got, softmax_per_segment(logits, segment, 4), segment, rule=rule)
 
 
 @pytest.mark.exercise("6.10")
@@ -305,11 +373,13 @@ def test_segment_softmax_keeps_float32():
     logits = np.random.default_rng(3).normal(size=(6, 2)).astype(np.float32)
     segment = np.array([1, 1, 0, 1, 0, 2])
     got = segment_softmax(from_numpy(logits), from_numpy(segment), 3)
-    assert got.dtype == tenxor.float32, f"dtype {got.dtype.name}, expected float32"
-    assert_softmax(got, softmax_per_segment(logits, segment, 3), tolerance=1e-6)
+    expect("dtype of the weights", got.dtype.name, "float32", "the logits' dtype")
+    rule = f"{SOFTMAX_RULE}, in float32"
+    expected = softmax_per_segment(logits, segment, 3)
+    assert_softmax(got, expected, segment, tolerance=1e-6, rule=rule)
 
 
 @pytest.mark.exercise("6.10")
 def test_segment_softmax_of_no_rows():
     got = segment_softmax(from_numpy(np.zeros((0, 2))), index([]), 3)
-    assert_same(got, np.zeros((0, 2)))
+    assert_same(got, np.zeros((0, 2)), what="the weights", rule="no rows, no weights")

@@ -15,8 +15,11 @@ from tenxor.graph_attention import edge_list, gatv2, gatv2_edges
 from tenxor.scatter import gather_rows, index_reduce, segment_softmax
 from tests.support import assert_same, at_most_examples, from_numpy, to_numpy
 from tests.test_graph_attention import (
+    EDGES_RULE,
+    LAYER_RULE,
     as_layer,
     assert_close,
+    assert_layer,
     edges_by_the_equations,
     ints,
     random_batch,
@@ -32,7 +35,7 @@ def test_gatv2_on_a_larger_batch(concat, shared, bias):
     batch = random_batch(40, 4, 8, 5)
     batch.adjacency &= np.random.default_rng(41).random(batch.adjacency.shape) < 0.6
     w = random_weights(40, 5, 3, 3, concat=concat, shared=shared, bias=bias, slope=0.1)
-    assert_close(gatv2(*batch.tensors(), as_layer(w)), batch.expected(w))
+    assert_layer(gatv2(*batch.tensors(), as_layer(w)), batch, batch.expected(w), LAYER_RULE)
 
 
 @pytest.mark.exercise("6.11")
@@ -42,7 +45,8 @@ def test_gatv2_edges_on_a_larger_graph(concat):
     sources, targets = random_edges(42, 12, 40)
     w = random_weights(42, 4, 3, 4, concat=concat)
     got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w))
-    assert_close(got, edges_by_the_equations(x, sources, targets, w))
+    expected = edges_by_the_equations(x, sources, targets, w)
+    assert_close(got, expected, "output of gatv2_edges", EDGES_RULE, ("node", "feature"))
 
 
 @pytest.mark.exercise("6.11")
@@ -54,7 +58,8 @@ def test_gatv2_edges_on_a_larger_padded_batch_gives_the_dense_equations():
     nodes = to_numpy(edges.nodes)
     features = from_numpy(batch.x.reshape(-1, 3)[nodes])
     got = gatv2_edges(features, edges.sources, edges.targets, as_layer(w))
-    assert_close(got, batch.expected(w).reshape(-1, w.width)[nodes])
+    expected = batch.expected(w).reshape(-1, w.width)[nodes]
+    assert_close(got, expected, "output of gatv2_edges", LAYER_RULE, ("node", "feature"))
 
 
 @st.composite
