@@ -11,7 +11,17 @@ warm-up check that starts the worker:
   property tests fail and shrink, and exercises built on a wrong one fail too.
 
 It prints a table (median and slowest check of each tree, and what the median check's time is
-made of) and writes it into benchmarks/README.md between the check-latency markers.
+made of), then a second table of what a learner waits for outside a notebook and for the
+progress table, each timed from start to end:
+
+- `tenxor check ID` in a shell, for every exercise of the reference, after one that starts the
+  shell's worker (which outlives each command);
+- `check()` (the progress table) in the notebook's process and `tenxor check` in a shell: with
+  nothing changed since the tests last ran, after an edit of one exercise's function
+  (EDITED, whose tests and those of the exercises built on it run again), and with nothing
+  remembered (every test runs).
+
+Both tables go into benchmarks/README.md between the check-latency markers.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import io
 import os
 import platform
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +43,9 @@ from pathlib import Path
 
 from instructor.regions import find_regions
 from instructor.release import LOCAL_ONLY, write_release, write_tree
+from tenxor.course import warm
 from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.remembered import REMEMBERED_FILE
 
 from .report import machine, replace_between
 
@@ -44,6 +57,8 @@ END = "<!-- end of check latency -->"
 # The module, not the check() function that tenxor.course exports under the same name.
 check = importlib.import_module("tenxor.course.check")
 TARGET_MEDIAN, TARGET_SLOWEST = 0.3, 1.5  # seconds, after the first check
+TARGET_SHELL, TARGET_PROGRESS = 0.5, 1.5  # seconds: the median shell check, progress table
+EDITED = "3.3"  # the exercise whose function is edited before a progress table
 PHASES = ("before the fork", "pytest start-up", "collection", "tests", "report")
 
 # One wrong-but-plausible answer per chapter: (exercise id, the body that replaces its
@@ -192,7 +207,102 @@ def table(found: dict[str, list[Sample]]) -> list[list[str]]:
 HEADER = ["tree", "checks", "median", "slowest", "median CPU", *PHASES]
 
 
-def markdown(found: dict[str, list[Sample]], date: str, load: tuple[float, float]) -> str:
+def tenxor_command() -> list[str]:
+    """The `tenxor` command of this Python's environment."""
+    script = Path(sys.executable).with_name("tenxor")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "tenxor.course.cli"]
+
+
+def timed(action: Callable[[], object]) -> float:
+    """Seconds `action` takes, by the clock."""
+    clock = time.perf_counter()
+    action()
+    return time.perf_counter() - clock
+
+
+def in_a_shell(root: Path, *arguments: str) -> float:
+    """Seconds a `tenxor check` command takes in a new process, as from a shell."""
+    command = [*tenxor_command(), "check", *arguments, "--course", str(root)]
+    return timed(lambda: subprocess.run(command, capture_output=True, check=False, cwd=root))
+
+
+def edit(root: Path, exercise_id: str, number: int) -> None:
+    """Change the function of an exercise without changing what it does."""
+    path = root / BY_ID[exercise_id].path
+    region = next(r for r in find_regions(path) if r.exercise_id == exercise_id)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(
+        region.end - 1, f"{region.indent}_edit = {number}  # an edit that changes nothing\n"
+    )
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def progress_rows(root: Path, repeats: int) -> dict[str, list[float]]:
+    """The progress table, in the notebook's process and in a shell, each timed after nothing
+    changed, after an edit of EDITED, and with nothing remembered."""
+    forget = (root / REMEMBERED_FILE).unlink
+    shell = lambda: in_a_shell(root)  # noqa: E731
+    notebook = lambda: timed(lambda: check.progress(root, io.StringIO()))  # noqa: E731
+    found: dict[str, list[float]] = {}
+    for where, run in (("check()", notebook), ("tenxor check", shell)):
+        run()
+        found[f"{where}, nothing changed"] = [run() for _ in range(repeats)]
+        samples = []
+        for number in range(repeats):
+            edit(root, EDITED, number)
+            samples.append(run())
+        found[f"{where}, after an edit of {EDITED}"] = samples
+        samples = []
+        for _ in range(repeats):
+            forget(missing_ok=True)
+            samples.append(run())
+        found[f"{where}, nothing remembered"] = samples
+    return found
+
+
+def outside_the_notebook(root: Path, repeats: int, report: Callable[[str], None]) -> dict:
+    """Seconds of `tenxor check ID` for every exercise, and of the progress tables."""
+    report(f"first shell check (starts the shell's worker): {in_a_shell(root, '1.1'):.2f} s")
+    found: dict[str, list[float]] = {}
+    try:
+        found["tenxor check ID"] = [
+            in_a_shell(root, item.id) for item in CATALOG for _ in range(repeats)
+        ]
+        found.update(progress_rows(root, repeats))
+    finally:
+        warm.SharedWorker(root.resolve()).stop()
+    for name, samples in found.items():
+        report(f"{name}: median {statistics.median(samples):.2f} s")
+    return found
+
+
+def outside_markdown(found: dict[str, list[float]]) -> list[str]:
+    """The second table: what a learner waits for in a shell and for the progress table."""
+    lines = ["| what | runs | median | slowest |", "| --- | ---: | ---: | ---: |"]
+    for name, samples in found.items():
+        median, slowest = statistics.median(samples), max(samples)
+        lines.append(f"| {name} | {len(samples)} | {median:.3f} s | {slowest:.3f} s |")
+    shell = statistics.median(found["tenxor check ID"])
+    tables = [statistics.median(v) for k, v in found.items() if k.endswith("changed")]
+    tables += [statistics.median(v) for k, v in found.items() if "after an edit" in k]
+    reached = shell <= TARGET_SHELL and max(tables) <= TARGET_PROGRESS
+    return [
+        *lines,
+        "",
+        f"Targets: the median `tenxor check ID` at most {TARGET_SHELL} s, and the median "
+        f"progress table at most {TARGET_PROGRESS} s when at most one exercise changed since "
+        f"the tests last ran: {'reached' if reached else 'not reached'}. With nothing "
+        "remembered (a new course folder, or tests that changed), every test runs.",
+        "",
+    ]
+
+
+def markdown(
+    found: dict[str, list[Sample]],
+    date: str,
+    load: tuple[float, float],
+    outside: dict[str, list[float]] | None = None,
+) -> str:
     """The table in Markdown, with the machine, the date, the load and the targets."""
     rows = table(found)
     lines = ["| " + " | ".join(HEADER) + " |", "| --- |" + " ---: |" * (len(HEADER) - 1)]
@@ -209,6 +319,7 @@ def markdown(found: dict[str, list[Sample]], date: str, load: tuple[float, float
         f"Targets: the median check of each tree at most {TARGET_MEDIAN} s and the slowest at "
         f"most {TARGET_SLOWEST} s: {'reached' if reached else 'not reached'}.",
         "",
+        *(outside_markdown(outside) if outside else []),
     ])  # fmt: skip
 
 
@@ -226,8 +337,11 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tenxor-latency-") as folder:
-        found = measure(trees(Path(folder)), options.repeats, print)
-    text = markdown(found, datetime.date.today().isoformat(), (load_before, os.getloadavg()[0]))
+        copies = trees(Path(folder))
+        found = measure(copies, options.repeats, print)
+        outside = outside_the_notebook(copies["reference"], max(3, options.repeats), print)
+    load = (load_before, os.getloadavg()[0])
+    text = markdown(found, datetime.date.today().isoformat(), load, outside)
     print(f"\nPython {platform.python_version()}\n{text}")
     if not options.no_readme:
         update_readme(text)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import tenxor
@@ -28,12 +28,14 @@ from tenxor.broadcasting import (
 from tenxor.strides import Layout
 from tests.support import (
     Case,
+    Mismatch,
     assert_same,
     at_most_examples,
     broadcastable_shapes,
     cases,
     compact,
     contiguous_case,
+    expect,
     from_numpy,
     layouts,
     numpy_view,
@@ -66,6 +68,26 @@ def operand_pairs(draw: st.DrawFn, kind_a: str = "float", kind_b: str = "float")
     return draw(cases(shape=shape_a, kind=kind_a)), draw(cases(shape=shape_b, kind=kind_b))
 
 
+def example_values(size: int, kind: str = "float") -> np.ndarray:
+    """`size` values of `kind` for an explicit example: small, both signs, a few zeros."""
+    values = np.arange(size) % 5 - 2
+    return {"float": values * 1.5 + 0.25, "int": values, "bool": values > 0}[kind]
+
+
+def example_case(kind: str = "float") -> Case:
+    """A typical (2, 3) layout for an explicit example: column-major, storage offset 1."""
+    return Case(example_values(8, kind), Layout((2, 3), (1, 2), 1))
+
+
+def example_pair(kind_a: str = "float", kind_b: str = "float") -> tuple[Case, Case]:
+    """A typical pair for an explicit example: a (2, 3, 1) column-major view with a storage
+    offset and a reversed (4,) row with stride -2; they broadcast to (2, 3, 4)."""
+    return (
+        Case(example_values(8, kind_a), Layout((2, 3, 1), (1, 2, 0), 1)),
+        Case(example_values(8, kind_b), Layout((4,), (-2,), 7)),
+    )
+
+
 def as_float_case(case: Case) -> Case:
     """The same layout over a float64 copy of the buffer (integer values: many zeros)."""
     return Case(case.buffer.astype(np.float64), case.layout)
@@ -81,24 +103,30 @@ def numpy_result(op, x, y):
 
 
 def describe(operand) -> str:
-    """A tensor's dtype name, or a Python number's repr."""
-    return operand.dtype.name if isinstance(operand, tenxor.Tenxor) else repr(operand)
+    """A tensor as `<dtype> tensor`, or a Python number's repr."""
+    if isinstance(operand, tenxor.Tenxor):
+        return f"{operand.dtype.name} tensor"
+    return repr(operand)
 
 
-def check_binary(op, x, y, x_numpy, y_numpy, exact: bool = True) -> None:
+def check_binary(op, x, y, x_numpy, y_numpy, exact: bool = True, rule: str = "") -> None:
     """`op(x, y)` (tensors or Python numbers) has the dtype and values NumPy gives for
-    `op(x_numpy, y_numpy)`, or raises the same type of error as NumPy."""
+    `op(x_numpy, y_numpy)`, or raises the same type of error as NumPy. `rule` says how the
+    expected dtype is chosen, where that is not plainly NumPy's."""
+    described = f"{describe(x)} {SYMBOLS.get(op, op.__name__)} {describe(y)}"
     expected = numpy_result(op, x_numpy, y_numpy)
     if isinstance(expected, Exception):
-        with pytest.raises(type(expected)):
+        due = type(expected).__name__
+        with raises_naming(type(expected), rule=f"NumPy raises {due} for {described}"):
             op(x, y)
         return
     result = op(x, y)
     for operand in (x, y):
-        assert not (isinstance(operand, tenxor.Tenxor) and storage_shared(result, operand))
-    described = f"{describe(x)} {op.__name__} {describe(y)}"
-    assert result.dtype.name == expected.dtype.name, f"dtype of {described}"
-    assert_same(result, expected, exact)
+        if isinstance(operand, tenxor.Tenxor):
+            shared = storage_shared(result, operand)
+            expect(f"{described} shares an operand's storage", shared, False, "a new tensor")
+    expect(f"dtype of {described}", result.dtype.name, expected.dtype.name, rule or "NumPy's")
+    assert_same(result, expected, exact, what=described, rule="NumPy's broadcasting")
 
 
 BINARY_OPS = {
@@ -117,6 +145,7 @@ COMPARISONS = {
     "==": operator.eq,
     "!=": operator.ne,
 }
+SYMBOLS = {op: name for name, op in {**BINARY_OPS, **LOGICAL, **COMPARISONS}.items()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,30 +157,39 @@ any_shapes = st.lists(st.lists(st.integers(0, 3), max_size=5).map(tuple), max_si
 
 @pytest.mark.exercise("4.1")
 @given(st.integers(0, 5).flatmap(lambda count: broadcastable_shapes(count)))
+@example([(2, 1, 3), (4, 3)])
 def test_broadcast_shapes_of_compatible_shapes_matches_numpy(shapes):
     """Any number of compatible shapes (none, 0-d, size-0 dims) give NumPy's shape."""
     result = broadcast_shapes(*shapes)
-    assert isinstance(result, tuple)
-    assert result == np.broadcast_shapes(*shapes)
+    expect("type of the broadcast shape", type(result).__name__, "tuple")
+    expect("broadcast shape", result, np.broadcast_shapes(*shapes), "NumPy's broadcasting")
 
 
 @pytest.mark.exercise("4.1")
 @given(any_shapes)
+@example([(2, 3), (3, 2, 2)])
 def test_broadcast_shapes_raises_exactly_when_numpy_does(shapes):
     """Arbitrary small shapes: the same shape as NumPy, or, where NumPy errs, a ValueError
     naming a shape that clashes."""
     try:
         expected = np.broadcast_shapes(*shapes)
     except ValueError:
-        with pytest.raises(ValueError) as info:
-            broadcast_shapes(*shapes)
-        message = str(info.value)
-        clashing = clashing_shapes(shapes)
-        assert any(re.search(value_pattern(shape), message) for shape in clashing), (
-            f"the message names none of the clashing shapes {clashing}: {message!r}"
+        expected = None  # NumPy cannot broadcast them (checked outside this handler)
+    if expected is not None:
+        expect("broadcast shape", broadcast_shapes(*shapes), expected, "NumPy's broadcasting")
+        return
+    with raises_naming(ValueError, rule="NumPy cannot broadcast these shapes") as raised:
+        broadcast_shapes(*shapes)
+    message = str(raised.value)
+    clashing = clashing_shapes(shapes)
+    if not any(re.search(value_pattern(shape), message) for shape in clashing):
+        named = " or ".join(str(shape) for shape in clashing)
+        raise Mismatch(
+            "the ValueError message",
+            message,
+            f"a message naming {named}",
+            "an error names the shapes that clash",
         )
-    else:
-        assert broadcast_shapes(*shapes) == expected
 
 
 @pytest.mark.exercise("4.1")
@@ -174,8 +212,11 @@ def test_broadcast_shapes_raises_exactly_when_numpy_does(shapes):
 )
 def test_broadcast_shapes_examples(shapes):
     """Shapes line up from the right; 1 stretches, 0 does not; a list is accepted too."""
-    assert broadcast_shapes(*shapes) == np.broadcast_shapes(*shapes)
-    assert broadcast_shapes(*[list(shape) for shape in shapes]) == np.broadcast_shapes(*shapes)
+    expected = np.broadcast_shapes(*shapes)
+    rule = "shapes line up from the right, 1 stretches"
+    expect("broadcast shape", broadcast_shapes(*shapes), expected, rule)
+    as_lists = [list(shape) for shape in shapes]
+    expect("broadcast shape of the shapes as lists", broadcast_shapes(*as_lists), expected, rule)
 
 
 @pytest.mark.exercise("4.1")
@@ -216,53 +257,80 @@ def expansions(draw: st.DrawFn):
     return case, new + stretched
 
 
+# (2, 1, 3) column-major with a storage offset, expanded by a new dim and a stretched dim
+EXPANSION = (Case(example_values(8), Layout((2, 1, 3), (1, 5, 2), 1)), (4, 2, 5, 3))
+
+
 @pytest.mark.exercise("4.2")
 @given(expansions())
+@example(EXPANSION)
 def test_expand_layout_matches_numpy_broadcast_to(drawn):
     """Shape, strides (stride 0 on new and stretched dims), offset and values of the view."""
     case, target = drawn
     expected = np.broadcast_to(strided(case.buffer, case.layout), target)
     result = expand_layout(case.layout, target)
-    assert result.shape == target
-    assert result.offset == case.layout.offset
+    expect("shape of the expanded layout", result.shape, target, "the target shape")
+    offset = case.layout.offset
+    expect("storage offset of the expanded layout", result.offset, offset, "expand moves nothing")
     extra = len(target) - case.layout.ndim
+    due = []
     for dim, size in enumerate(target):
-        if size != 1:
-            assert result.strides[dim] == expected.strides[dim] // case.buffer.itemsize, dim
         if dim < extra or (case.layout.shape[dim - extra] == 1 and size != 1):
-            assert result.strides[dim] == 0, f"dim {dim} is new or stretched"
-    np.testing.assert_array_equal(numpy_view(case.buffer, result), expected)
+            due.append(0)
+        elif size != 1:
+            due.append(expected.strides[dim] // case.buffer.itemsize)
+        else:  # a size-1 dim that stays size 1: any stride reads the same element
+            due.append(result.strides[dim])
+    rule = "an expanded dim (new or stretched) has stride 0, the others keep theirs"
+    expect("strides of the expanded layout", result.strides, tuple(due), rule)
+    expect(
+        "elements read through the expanded layout",
+        numpy_view(case.buffer, result),
+        expected,
+        "as np.broadcast_to",
+    )
 
 
 @pytest.mark.exercise("4.2")
 @given(expansions())
+@example(EXPANSION)
 def test_tensor_expand_is_a_view_sharing_storage(drawn):
     """`expand`, `broadcast_to` and `tenxor.broadcast_to` return views over the same storage."""
     case, target = drawn
     t = case.tensor()
     expected = np.broadcast_to(case.array, target)
-    results = [t.expand(target), t.broadcast_to(target), tenxor.broadcast_to(t, target)]
+    results = {
+        "t.expand(shape)": t.expand(target),
+        "t.broadcast_to(shape)": t.broadcast_to(target),
+        "tenxor.broadcast_to(t, shape)": tenxor.broadcast_to(t, target),
+    }
     if target:
-        results.append(t.expand(*target))
-    for result in results:
-        assert storage_shared(result, t)
-        assert result.offset == t.offset
-        assert_same(result, expected)
+        results["t.expand(*shape)"] = t.expand(*target)
+    for name, result in results.items():
+        expect(f"{name} shares t's storage", storage_shared(result, t), True, "a view")
+        expect(f"storage offset of {name}", result.offset, t.offset, "expand moves nothing")
+        assert_same(result, expected, what=name, rule="as np.broadcast_to")
 
 
 @pytest.mark.exercise("4.2")
 @given(cases(max_dims=4), st.lists(st.integers(0, 3), max_size=5).map(tuple))
+@example(*EXPANSION)
 def test_expand_layout_raises_exactly_when_numpy_does(case, target):
     """Random targets: NumPy's view where it exists, else a ValueError naming both shapes."""
     try:
         expected = np.broadcast_to(strided(case.buffer, case.layout), target)
     except ValueError:
-        with raises_naming(ValueError, case.layout.shape, target):
+        expected = None  # NumPy cannot expand (checked outside this handler)
+    if expected is None:
+        with raises_naming(ValueError, case.layout.shape, target, rule="NumPy cannot expand"):
             expand_layout(case.layout, target)
-    else:
-        np.testing.assert_array_equal(
-            numpy_view(case.buffer, expand_layout(case.layout, target)), expected
-        )
+        return
+    expect(
+        "elements read through the expanded layout",
+        numpy_view(case.buffer, expand_layout(case.layout, target)),
+        expected,
+        "as np.broadcast_to",
+    )
 
 
 @pytest.mark.exercise("4.2")
@@ -271,9 +339,11 @@ def test_expand_a_column_repeats_one_storage_element_per_row():
     buffer = np.arange(10.0)
     layout = Layout((3, 1), (2, 5), 3)
     result = expand_layout(layout, (2, 3, 4))
-    assert result == Layout((2, 3, 4), (0, 2, 0), 3)
+    due = Layout((2, 3, 4), (0, 2, 0), 3)
+    expect("expanded layout", result, due, "an expanded dim has stride 0, the others keep theirs")
     expected = np.broadcast_to(numpy_view(buffer, layout), (2, 3, 4))
-    np.testing.assert_array_equal(numpy_view(buffer, result), expected)
+    what = "elements read through the expanded layout"
+    expect(what, numpy_view(buffer, result), expected, "as np.broadcast_to")
 
 
 @pytest.mark.exercise("4.2")
@@ -298,14 +368,21 @@ def test_expand_rejects_bad_targets_naming_both_shapes(shape, target):
 
 @pytest.mark.exercise("4.3")
 @given(layouts())
+@example((Layout((2, 3), (1, 2), 1), 8))
 def test_walk_offsets_matches_numpy_row_major_order(drawn):
     """Over a buffer whose values are their offsets, the walk equals NumPy's ravel()."""
     layout, size = drawn
     walked = walk_offsets(layout)
-    assert isinstance(walked, Iterator), "walk_offsets must return an iterator (a generator)"
+    if not isinstance(walked, Iterator):
+        raise Mismatch(
+            "what walk_offsets returned", walked, "an iterator", "walk_offsets is a generator"
+        )
     offsets = list(walked)
-    assert all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
-    assert offsets == numpy_view(np.arange(size), layout).ravel().tolist()
+    for offset in offsets:
+        if not isinstance(offset, int) or isinstance(offset, bool):
+            raise Mismatch("an offset walked", offset, "an int", "offsets are ints")
+    expected = numpy_view(np.arange(size), layout).ravel().tolist()
+    expect("offsets walked", offsets, expected, "row-major order, as NumPy's ravel()")
 
 
 @pytest.mark.exercise("4.3")
@@ -327,7 +404,9 @@ def test_walk_offsets_matches_numpy_row_major_order(drawn):
 def test_walk_offsets_examples(layout):
     """Column-major, negative, zero and gap strides, an offset, 0-d and empty layouts."""
     size = 12
-    assert list(walk_offsets(layout)) == numpy_view(np.arange(size), layout).ravel().tolist()
+    expected = numpy_view(np.arange(size), layout).ravel().tolist()
+    rule = "row-major order, as NumPy's ravel()"
+    expect("offsets walked", list(walk_offsets(layout)), expected, rule)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -340,21 +419,24 @@ def test_walk_offsets_examples(layout):
 @given(data=st.data())
 def test_read_values_matches_numpy_ravel(kind, data):
     """All layouts (negative, zero and gap strides, offsets, 0-d, size 0): ravel() order."""
-    case = data.draw(cases(kind=kind))
+    case = data.draw(cases(kind=kind), label="case")
     expected = case.array.ravel().tolist()
     result = read_values(case.buffer.tolist(), case.layout)
-    assert isinstance(result, list)
-    assert result == expected
-    assert read_values(case.tensor().storage.values(), case.layout) == expected
+    expect("type of the values read", type(result).__name__, "list")
+    rule = "row-major order, as NumPy's ravel()"
+    expect("values read", result, expected, rule)
+    from_storage = read_values(case.tensor().storage.values(), case.layout)
+    expect("values read from a Storage's values()", from_storage, expected, rule)
 
 
 @pytest.mark.provided  # tensors read their elements with provided code (tenxor/row_major.py)
 @given(cases())
+@example(example_case())
 def test_tensor_values_and_tolist_read_through_the_layout(case):
     """`values()` is the row-major list and `tolist()` the nested lists NumPy gives."""
     t = case.tensor()
-    assert t.values() == case.array.ravel().tolist()
-    assert t.tolist() == case.array.tolist()
+    expect("t.values()", t.values(), case.array.ravel().tolist(), "row-major order")
+    expect("t.tolist()", t.tolist(), case.array.tolist(), "as NumPy's tolist()")
 
 
 @st.composite
@@ -367,12 +449,14 @@ def empty_layouts(draw: st.DrawFn) -> Layout:
 
 @pytest.mark.exercise("4.4")
 @given(empty_layouts())
+@example(Layout((2, 0, 3), (3, 0, -1), 2))
 def test_read_values_of_an_empty_layout_over_an_empty_buffer(layout):
     """A layout with no elements reads nothing, whatever its strides, even from an empty
     buffer (NumPy gives empty arrays all-zero strides)."""
     expected = numpy_view(np.zeros(0), layout).ravel().tolist()
-    assert read_values([], layout) == expected
-    assert list(walk_offsets(layout)) == expected
+    rule = "a layout with a size-0 dim holds no elements"
+    expect("values read from an empty buffer", read_values([], layout), expected, rule)
+    expect("offsets walked", list(walk_offsets(layout)), expected, rule)
 
 
 @pytest.mark.exercise("4.4")
@@ -381,7 +465,8 @@ def test_read_values_of_a_reversed_row_that_ends_at_offset_zero():
     buffer = np.arange(6.0)
     for layout in [Layout((3,), (-1,), 2), Layout((2, 3), (-3, -1), 5), Layout((3,), (-2,), 4)]:
         expected = numpy_view(buffer, layout).ravel().tolist()
-        assert read_values(buffer.tolist(), layout) == expected
+        got = read_values(buffer.tolist(), layout)
+        expect(f"values read through {layout}", got, expected, "offset 0 is read too")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,6 +476,7 @@ def test_read_values_of_a_reversed_row_that_ends_at_offset_zero():
 
 @pytest.mark.exercise("4.5")
 @given(cases())
+@example(example_case())
 def test_map_values_applies_fn_to_each_element_in_row_major_order(case):
     """One call per element (stride-0 repeats included), results in ravel() order."""
     calls = []
@@ -401,20 +487,23 @@ def test_map_values_applies_fn_to_each_element_in_row_major_order(case):
 
     result = map_values(tag, case.buffer.tolist(), case.layout)
     expected = case.array.ravel().tolist()
-    assert isinstance(result, list)
-    assert result == [("seen", x) for x in expected]
-    assert calls == expected
+    expect("type of what map_values returned", type(result).__name__, "list")
+    tagged = [("seen", x) for x in expected]
+    expect("results of map_values", result, tagged, "fn of each element, in row-major order")
+    rule = "one call per element (repeats too), in row-major order"
+    expect("elements fn was called with", calls, expected, rule)
 
 
 @pytest.mark.exercise("4.5")
 @given(cases())
+@example(example_case())
 def test_tensor_map_makes_a_new_tensor(case):
     """`t.map(fn)` has t's shape and dtype, new storage, and fn of every element."""
     t = case.tensor()
     result = t.map(lambda x: 2 * x - 1)
-    assert result.dtype is t.dtype
-    assert not storage_shared(result, t)
-    assert_same(result, 2 * case.array - 1)
+    expect("dtype of t.map(fn)", result.dtype, t.dtype, "t's dtype")
+    expect("t.map(fn) shares t's storage", storage_shared(result, t), False, "a new tensor")
+    assert_same(result, 2 * case.array - 1, what="t.map(lambda x: 2 * x - 1)")
 
 
 def float32_case(case: Case) -> Case:
@@ -447,8 +536,9 @@ def test_unary_methods_match_numpy(name, data):
     """exp, log, relu, leaky_relu and unary minus: NumPy's values and dtype (int -> float64
     for exp/log/leaky_relu, float32 stays float32), -inf/nan from log of 0/negatives."""
     method, reference = UNARY[name]
-    kind = data.draw(st.sampled_from(["float64", "float32", "int64", "int-valued float64"]))
-    case = data.draw(cases(kind="int" if kind.startswith("int") else "float"))
+    kinds = st.sampled_from(["float64", "float32", "int64", "int-valued float64"])
+    kind = data.draw(kinds, label="kind")
+    case = data.draw(cases(kind="int" if kind.startswith("int") else "float"), label="case")
     if kind == "float32":
         case = float32_case(case)
     elif kind == "int-valued float64":
@@ -458,31 +548,37 @@ def test_unary_methods_match_numpy(name, data):
     with np.errstate(all="ignore"):
         expected = np.asarray(reference(case.array))
     result = method(case.tensor())
-    assert result.dtype.name == expected.dtype.name
+    rule = "int gives float64 for exp, log and leaky_relu; float32 stays float32"
+    expect(f"dtype of {name}", result.dtype.name, expected.dtype.name, rule)
     result_values = to_numpy(result)
-    assert result_values.shape == expected.shape
+    expect(f"shape of {name}", result_values.shape, expected.shape, "the input's shape")
     rtol = 1e-6 if kind == "float32" else 1e-12
-    np.testing.assert_allclose(result_values, expected, rtol=rtol, atol=0, equal_nan=True)
+    if not np.allclose(result_values, expected, rtol=rtol, atol=0, equal_nan=True):
+        rule = f"NumPy's values within a relative {rtol:g}"
+        raise Mismatch(f"elements of {name}", result_values, expected, rule)
 
 
 @pytest.mark.exercise("4.5")
 def test_log_of_zero_and_negatives_gives_minus_inf_and_nan():
     """log(0) = -inf and log(x < 0) = nan, as in NumPy, for float and int tensors."""
     values = np.array([[0.0, -1.0, 1.0], [np.e, -0.0, 0.5]])
+    rule = "log(0) is -inf, log of a negative is nan"
     with np.errstate(all="ignore"):
         expected = np.log(values)
-        assert_same(from_numpy(values).log(), expected)
+        assert_same(from_numpy(values).log(), expected, what="log of a float tensor", rule=rule)
         ints = np.array([0, -3, 1, 7])
-        assert_same(from_numpy(ints).log(), np.log(ints), exact=False)
+        what = "log of an int tensor"
+        assert_same(from_numpy(ints).log(), np.log(ints), exact=False, what=what, rule=rule)
 
 
 @pytest.mark.exercise("4.5")
 @given(cases(kind="bool"))
+@example(example_case("bool"))
 def test_invert_is_logical_not_on_bool_tensors(case):
     """`~t` on a bool tensor is elementwise not."""
     result = ~case.tensor()
-    assert result.dtype is tenxor.bool
-    assert_same(result, ~case.array)
+    expect("dtype of ~t", result.dtype, tenxor.bool)
+    assert_same(result, ~case.array, what="~t", rule="elementwise not")
 
 
 @pytest.mark.exercise("4.5")
@@ -490,8 +586,8 @@ def test_unary_operations_reject_bool_and_non_bool_inputs_naming_the_dtype():
     """Unary minus works on floats and `~` on bools; unary minus of a bool tensor and `~` of
     a float tensor are TypeErrors, as in NumPy."""
     flags = from_numpy(np.array([True, False]))
-    assert_same(-from_numpy(np.array([1.5, -2.0])), np.array([-1.5, 2.0]))
-    assert_same(~flags, np.array([False, True]))
+    assert_same(-from_numpy(np.array([1.5, -2.0])), np.array([-1.5, 2.0]), what="-[1.5, -2.0]")
+    assert_same(~flags, np.array([False, True]), what="~[True, False]")
     with pytest.raises(TypeError):
         _ = -np.array([True, False])
     with raises_naming(TypeError, "bool"):
@@ -523,13 +619,18 @@ CONVERSIONS = [
 def test_to_dtype_matches_numpy_astype(kind, target, data):
     """`to(dtype)` (a DType or its name) is a copy like NumPy's astype: floats truncate
     toward zero, nonzero is True, float64 rounds to float32."""
-    case = data.draw(cases(kind=kind))
+    case = data.draw(cases(kind=kind), label="case")
     t = case.tensor()
     expected = case.array.astype(np.dtype(target))
-    for result in (t.to(target), t.to(tenxor.DTYPES[target])):
-        assert result.dtype is tenxor.DTYPES[target]
-        assert not storage_shared(result, t)
-        assert_same(result, expected)
+    results = {
+        f"t.to({target!r})": t.to(target),
+        f"t.to(tenxor.{target})": t.to(tenxor.DTYPES[target]),
+    }
+    rule = "as NumPy's astype: floats truncate toward zero, nonzero is True"
+    for name, result in results.items():
+        expect(f"dtype of {name}", result.dtype, tenxor.DTYPES[target])
+        expect(f"{name} shares t's storage", storage_shared(result, t), False, "a copy")
+        assert_same(result, expected, what=name, rule=rule)
 
 
 @pytest.mark.exercise("4.5")
@@ -548,6 +649,7 @@ def test_to_int_rejects_non_finite_floats_naming_the_value(value):
 
 @pytest.mark.exercise("4.6")
 @given(operand_pairs())
+@example(example_pair())
 def test_zip_values_pairs_broadcast_elements_in_row_major_order(pair):
     """The broadcast shape and fn(a, b) for each pair NumPy's broadcasting lines up."""
     a, b = pair
@@ -555,12 +657,15 @@ def test_zip_values_pairs_broadcast_elements_in_row_major_order(pair):
         lambda x, y: (x, y), a.buffer.tolist(), a.layout, b.buffer.tolist(), b.layout
     )
     left, right = np.broadcast_arrays(a.array, b.array)
-    assert shape == left.shape
-    assert values == list(zip(left.ravel().tolist(), right.ravel().tolist()))
+    expect("broadcast shape", shape, left.shape, "NumPy's broadcasting")
+    pairs = list(zip(left.ravel().tolist(), right.ravel().tolist()))
+    rule = "the pairs NumPy's broadcasting lines up, in row-major order"
+    expect("pairs (a, b) handed to fn", values, pairs, rule)
 
 
 @pytest.mark.exercise("4.6")
 @given(operand_pairs())
+@example(example_pair())
 def test_zip_values_keeps_operand_order(pair):
     """fn receives the element of a first: a - b, not b - a."""
     a, b = pair
@@ -568,8 +673,10 @@ def test_zip_values_keeps_operand_order(pair):
         operator.sub, a.buffer.tolist(), a.layout, b.buffer.tolist(), b.layout
     )
     expected = a.array - b.array
-    assert shape == expected.shape
-    np.testing.assert_array_equal(np.array(values, dtype=np.float64).reshape(shape), expected)
+    expect("broadcast shape", shape, expected.shape, "NumPy's broadcasting")
+    expect("number of values", len(values), expected.size, "one per element of the shape")
+    got = np.array(values, dtype=np.float64).reshape(shape)
+    expect("values of fn = operator.sub", got, expected, "a's element first: a - b, not b - a")
 
 
 @pytest.mark.exercise("4.6")
@@ -595,6 +702,7 @@ ALL_OPS = {**BINARY_OPS, **COMPARISONS}
 @pytest.mark.parametrize("name", list(ALL_OPS))
 @at_most_examples(50)
 @given(pair=operand_pairs())
+@example(pair=example_pair())
 def test_float_operators_broadcast_like_numpy(name, pair):
     """+ - * / ** and comparisons between two broadcast float64 layouts."""
     a, b = pair
@@ -605,6 +713,7 @@ def test_float_operators_broadcast_like_numpy(name, pair):
 @pytest.mark.parametrize("name", ["+", "-", "*", "/"] + list(COMPARISONS))
 @at_most_examples(50)
 @given(pair=operand_pairs(kind_a="int", kind_b="int"))
+@example(pair=example_pair("int", "int"))
 def test_int_operators_broadcast_like_numpy(name, pair):
     """int64 with int64: + - * stay int64, / gives float64 (inf/nan for a zero divisor),
     comparisons give bool; equal values are common, so < and <= differ."""
@@ -614,6 +723,7 @@ def test_int_operators_broadcast_like_numpy(name, pair):
 
 @pytest.mark.exercise("4.6")
 @given(pair=operand_pairs(kind_a="int", kind_b="int"))
+@example(pair=example_pair("int", "int"))
 def test_int_power_with_small_exponents_stays_int(pair):
     """int64 ** non-negative int64 is exact and int64."""
     a, b = pair
@@ -625,6 +735,7 @@ def test_int_power_with_small_exponents_stays_int(pair):
 @pytest.mark.parametrize("name", list(ALL_OPS))
 @at_most_examples(50)
 @given(case=cases(), scalar=st.sampled_from([2, -3, 0, 0.5, -1.5, 0.0, -0.0]))
+@example(case=example_case(), scalar=2)
 def test_python_scalars_on_either_side_of_a_float_tensor(name, case, scalar):
     """t op scalar and scalar op t: NumPy's values, float64 results (bool for comparisons)."""
     op, t, exact = ALL_OPS[name], case.tensor(), name != "**"
@@ -636,6 +747,7 @@ def test_python_scalars_on_either_side_of_a_float_tensor(name, case, scalar):
 @pytest.mark.parametrize("name", list(ALL_OPS))
 @at_most_examples(50)
 @given(case=cases(kind="int"), scalar=st.sampled_from([2, -3, 0, 0.5, -1.5]))
+@example(case=example_case("int"), scalar=2)
 def test_python_scalars_on_either_side_of_an_int_tensor(name, case, scalar):
     """An int scalar keeps int64, a float scalar gives float64, / always gives float64;
     an integer to a negative integer power is a ValueError as in NumPy."""
@@ -664,8 +776,9 @@ def test_result_dtype_of_two_tensors_follows_the_pytorch_rule(dtype_a, dtype_b):
         x_numpy = x.astype(y.dtype)
     if y.dtype.kind in "biu" and x.dtype.kind == "f":
         y_numpy = y.astype(x.dtype)
+    rule = "the wider int or float; an int/float mix takes the float's dtype (PyTorch's rule)"
     for op in DTYPE_OPS.values():
-        check_binary(op, from_numpy(x), from_numpy(y), x_numpy, y_numpy)
+        check_binary(op, from_numpy(x), from_numpy(y), x_numpy, y_numpy, rule=rule)
 
 
 @pytest.mark.exercise("4.6")
@@ -675,9 +788,10 @@ def test_result_dtype_with_a_python_scalar_follows_numpy(dtype, scalar):
     """A Python scalar takes the tensor's dtype unless it is a wider kind: float32 stays
     float32 with 2 and 2.5, int32 stays int32 with 2, an int tensor with 2.5 gives float64."""
     x = np.array([[1], [0], [3]]).astype(dtype)
+    rule = "a Python scalar takes the tensor's dtype unless it is a wider kind (NumPy's rule)"
     for op in DTYPE_OPS.values():
-        check_binary(op, from_numpy(x), scalar, x, scalar)
-        check_binary(op, scalar, from_numpy(x), scalar, x)
+        check_binary(op, from_numpy(x), scalar, x, scalar, rule=rule)
+        check_binary(op, scalar, from_numpy(x), scalar, x, rule=rule)
 
 
 @pytest.mark.exercise("4.6")
@@ -687,7 +801,8 @@ def test_float32_tensors_with_python_floats_round_like_numpy():
     for op in [operator.add, operator.sub, operator.mul, operator.truediv]:
         check_binary(op, from_numpy(x), 0.7, x, 0.7)
         check_binary(op, 0.7, from_numpy(x), 0.7, x)
-        assert op(from_numpy(x), 0.7).dtype is tenxor.float32
+        what = f"dtype of float32 tensor {SYMBOLS[op]} 0.7"
+        expect(what, op(from_numpy(x), 0.7).dtype, tenxor.float32, "a Python float keeps float32")
 
 
 @pytest.mark.exercise("4.6")
@@ -698,37 +813,44 @@ def test_division_by_zero_gives_inf_and_nan_like_numpy():
     denominators = np.array([0.0, -0.0, 2.0, math.inf])
     ints = np.array([[-3], [0], [4]])
     with np.errstate(all="ignore"):
-        checks = [
-            (from_numpy(numerators) / from_numpy(denominators), numerators / denominators),
-            (from_numpy(denominators) / from_numpy(numerators), denominators / numerators),
-            (from_numpy(numerators) / 0, numerators / 0),
-            (from_numpy(numerators) / -0.0, numerators / -0.0),
-            (0 / from_numpy(numerators), 0 / numerators),
-            (from_numpy(ints) / from_numpy(np.array([0, 2])), ints / np.array([0, 2])),
-            (from_numpy(ints) / 0, ints / 0),
-            (1 / from_numpy(ints), 1 / ints),
-        ]
-    for result, expected in checks:
-        assert result.dtype is tenxor.float64
-        assert_same(result, expected)
+        checks = {
+            "x / y": (from_numpy(numerators) / from_numpy(denominators), numerators / denominators),
+            "y / x": (from_numpy(denominators) / from_numpy(numerators), denominators / numerators),
+            "x / 0": (from_numpy(numerators) / 0, numerators / 0),
+            "x / -0.0": (from_numpy(numerators) / -0.0, numerators / -0.0),
+            "0 / x": (0 / from_numpy(numerators), 0 / numerators),
+            "ints / [0, 2]": (
+                from_numpy(ints) / from_numpy(np.array([0, 2])),
+                ints / np.array([0, 2]),
+            ),
+            "ints / 0": (from_numpy(ints) / 0, ints / 0),
+            "1 / ints": (1 / from_numpy(ints), 1 / ints),
+        }
+    rule = "x / 0 is +-inf by the signs of x and of the zero; 0 / 0 and nan / 0 are nan"
+    for name, (result, expected) in checks.items():
+        expect(f"dtype of {name}", result.dtype, tenxor.float64, "/ gives float64")
+        assert_same(result, expected, what=name, rule=rule)
         numbers = ~np.isnan(expected)
         signs = np.signbit(to_numpy(result)[numbers])
-        np.testing.assert_array_equal(signs, np.signbit(expected[numbers]))
+        expect(f"signs (signbit) of {name}", signs, np.signbit(expected[numbers]), rule)
 
 
 @pytest.mark.exercise("4.6")
 @given(operand_pairs())
+@example(example_pair("int", "int"))
 def test_division_by_zero_on_broadcast_layouts(pair):
     """Integer-valued float layouts (zeros are common): / gives NumPy's inf and nan."""
     a, b = as_float_case(pair[0]), as_float_case(pair[1])
     expected = numpy_result(operator.truediv, a.array, b.array)
-    assert_same(a.tensor() / b.tensor(), expected)
+    rule = "x / 0 is +-inf, 0 / 0 is nan, as in NumPy"
+    assert_same(a.tensor() / b.tensor(), expected, what="a / b", rule=rule)
 
 
 @pytest.mark.exercise("4.6")
 @pytest.mark.parametrize("name", list(LOGICAL))
 @at_most_examples(50)
 @given(pair=operand_pairs(kind_a="bool", kind_b="bool"))
+@example(pair=example_pair("bool", "bool"))
 def test_bool_operators_broadcast_like_numpy(name, pair):
     """& | ^ between two broadcast bool layouts (or a bool tensor and a Python bool, on
     either side) are NumPy's logical and, or and xor, as in PyTorch."""
@@ -762,33 +884,51 @@ def test_operators_reject_bad_operands_with_clear_errors():
 def test_where_picks_from_three_broadcast_operands(data):
     """where(c > 0, a, b) over three independently drawn broadcast layouts is np.where; an
     int64 b with a float64 a gives float64."""
-    shape_c, shape_a, shape_b = data.draw(broadcastable_shapes(3))
-    c = data.draw(cases(shape=shape_c))
-    a = data.draw(cases(shape=shape_a))
-    b = data.draw(cases(shape=shape_b, kind=data.draw(st.sampled_from(["float", "int"]))))
+    shape_c, shape_a, shape_b = data.draw(broadcastable_shapes(3), label="shapes of c, a, b")
+    c = data.draw(cases(shape=shape_c), label="c")
+    a = data.draw(cases(shape=shape_a), label="a")
+    kind_b = data.draw(st.sampled_from(["float", "int"]), label="kind of b")
+    b = data.draw(cases(shape=shape_b, kind=kind_b), label="b")
     expected = np.where(c.array > 0, a.array, b.array)
     result = tenxor.where(c.tensor() > 0, a.tensor(), b.tensor())
-    assert result.dtype.name == expected.dtype.name
-    assert_same(result, expected)
-    assert_same(a.tensor().where(c.tensor() > 0, b.tensor()), expected)
+    what = "tenxor.where(c > 0, a, b)"
+    expect(f"dtype of {what}", result.dtype.name, expected.dtype.name, "as np.where")
+    rule = "np.where, with NumPy's broadcasting"
+    assert_same(result, expected, what=what, rule=rule)
+    method = a.tensor().where(c.tensor() > 0, b.tensor())
+    assert_same(method, expected, what="a.where(c > 0, b)", rule=rule)
 
 
 @pytest.mark.exercise("4.6")
 @given(operand_pairs())
+@example(example_pair())
 def test_where_with_python_scalars(pair):
     """A Python number as either branch broadcasts like a 0-d tensor of the other's dtype."""
     c, a = pair
     condition = c.tensor() < 1.5
     picks = c.array < 1.5
-    checks = [
-        (tenxor.where(condition, a.tensor(), 0.0), np.where(picks, a.array, 0.0)),
-        (tenxor.where(condition, -1.0, a.tensor()), np.where(picks, -1.0, a.array)),
-        (tenxor.where(condition, 1, a.tensor()), np.where(picks, 1, a.array)),
-        (a.tensor().where(condition, 7.5), np.where(picks, a.array, 7.5)),
-    ]
-    for result, expected in checks:
-        assert result.dtype is tenxor.float64
-        assert_same(result, expected)
+    checks = {
+        "where(c < 1.5, a, 0.0)": (
+            tenxor.where(condition, a.tensor(), 0.0),
+            np.where(picks, a.array, 0.0),
+        ),
+        "where(c < 1.5, -1.0, a)": (
+            tenxor.where(condition, -1.0, a.tensor()),
+            np.where(picks, -1.0, a.array),
+        ),
+        "where(c < 1.5, 1, a)": (
+            tenxor.where(condition, 1, a.tensor()),
+            np.where(picks, 1, a.array),
+        ),
+        "a.where(c < 1.5, 7.5)": (
+            a.tensor().where(condition, 7.5),
+            np.where(picks, a.array, 7.5),
+        ),
+    }
+    rule = "a Python number broadcasts like a 0-d tensor of the other branch's dtype"
+    for name, (result, expected) in checks.items():
+        expect(f"dtype of {name}", result.dtype, tenxor.float64, "float64 like a")
+        assert_same(result, expected, what=name, rule=rule)
 
 
 @pytest.mark.exercise("4.6")
@@ -802,14 +942,16 @@ def test_where_rejects_shapes_that_do_not_broadcast():
 @pytest.mark.exercise("4.6")
 @at_most_examples(50)
 @given(operand_pairs(kind_a="int", kind_b="float"))
+@example(example_pair("int", "float"))
 def test_mixed_int_and_float_tensors_give_float64(pair):
     """int64 with float64 in either order: float64 and NumPy's values."""
     a, b = pair
     for op in [operator.add, operator.sub, operator.mul, operator.truediv]:
         for x, y, xa, ya in [(a, b, a.array, b.array), (b, a, b.array, a.array)]:
             result = op(x.tensor(), y.tensor())
-            assert result.dtype is tenxor.float64
-            assert_same(result, numpy_result(op, xa, ya))
+            what = f"{describe(x.tensor())} {SYMBOLS[op]} {describe(y.tensor())}"
+            expect(f"dtype of {what}", result.dtype, tenxor.float64, "int with float is float")
+            assert_same(result, numpy_result(op, xa, ya), what=what, rule="NumPy's broadcasting")
 
 
 @pytest.mark.exercise("4.6")
@@ -819,17 +961,21 @@ def test_operators_on_a_stride_zero_and_negative_stride_pair():
     row = Case(np.arange(10.0) * 10, Layout((4,), (-2,), 9))
     expected = column.array - row.array
     result = column.tensor() - row.tensor()
-    assert result.shape == (3, 4)
-    assert_same(result, expected)
-    assert_same(row.tensor() - column.tensor(), row.array - column.array)
+    rule = "NumPy's broadcasting"
+    expect("shape of column - row", result.shape, (3, 4), rule)
+    assert_same(result, expected, what="column - row", rule=rule)
+    reverse = row.tensor() - column.tensor()
+    assert_same(reverse, row.array - column.array, what="row - column", rule=rule)
 
 
 @pytest.mark.exercise("4.6")
 @given(operand_pairs(kind_a="bool", kind_b="bool"))
+@example(example_pair("bool", "bool"))
 def test_bool_tensors_compare_to_bool(pair):
     """Comparisons of bool tensors are elementwise and give bool tensors."""
     a, b = pair
-    for op in COMPARISONS.values():
+    for symbol, op in COMPARISONS.items():
         result = op(a.tensor(), b.tensor())
-        assert result.dtype is tenxor.bool
-        assert_same(result, op(a.array, b.array))
+        what = f"a {symbol} b of bool tensors"
+        expect(f"dtype of {what}", result.dtype, tenxor.bool, "a comparison gives bool")
+        assert_same(result, op(a.array, b.array), what=what, rule="elementwise, broadcast")

@@ -11,18 +11,21 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import tenxor
 from tenxor.reductions import first_largest_position, matmul, reduce_values
+from tenxor.strides import Layout
 from tests.support import (
     Case,
+    Mismatch,
     assert_same,
     at_most_examples,
     cases,
     compact,
     contiguous_case,
+    expect,
     from_numpy,
     masked_softmax_reference,
     raises_naming,
@@ -66,6 +69,21 @@ def cases_with_nans(draw: st.DrawFn, **kwargs) -> Case:
     return Case(buffer, case.layout)
 
 
+def example_case(kind: str = "float") -> Case:
+    """A typical (2, 3, 4) tensor for an explicit example: each dim has its own size, and it
+    is stored column-major (strides (1, 2, 6)), so rows are not contiguous."""
+    values = np.arange(24) * 7 % 11 - 5
+    buffer = {"float": values * 0.5 + 0.25, "int": values}[kind]
+    return Case(buffer, Layout((2, 3, 4), (1, 2, 6)))
+
+
+def shape_rule(keepdim: bool) -> str:
+    """Why a reduction's shape is what it is."""
+    if keepdim:
+        return "keepdim keeps each reduced dim as size 1"
+    return "the reduced dims are dropped"
+
+
 def reduced_dims(dims, ndim: int) -> list[int]:
     """The dims a reduction folds, counted from the front and sorted."""
     if dims is None:
@@ -94,11 +112,22 @@ def numpy_or_error(fn, *args, **kwargs):
             return error
 
 
-def assert_close(result: tenxor.Tenxor, expected: np.ndarray, rtol=1e-9, atol=1e-9) -> None:
-    """Same shape, and close values (NaN where NumPy has NaN)."""
+def assert_close(
+    result: tenxor.Tenxor,
+    expected: np.ndarray,
+    rtol=1e-9,
+    atol=1e-9,
+    what: str = "the result",
+    rule: str = "",
+) -> None:
+    """Same shape, and close values (NaN where NumPy has NaN); a failure names `what` was
+    compared and the `rule` that makes `expected` right."""
+    if not isinstance(result, tenxor.Tenxor):
+        raise Mismatch(f"type of {what}", type(result).__name__, "Tenxor", rule)
     actual = to_numpy(result)
-    assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+    expect(f"shape of {what}", actual.shape, expected.shape, rule)
+    if not np.allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True):
+        raise Mismatch(f"elements of {what}", actual, expected, rule)
 
 
 def transposed_case(array: np.ndarray) -> Case:
@@ -135,7 +164,7 @@ def mask_shapes(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
 
 def pick_dim(draw: st.DrawFn, shape: tuple[int, ...]) -> int:
     """A dim (negative or not) whose size is not 0."""
-    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    dim = draw(st.integers(-len(shape), len(shape) - 1), label="dim")
     assume(shape[dim] > 0)
     return dim
 
@@ -147,29 +176,34 @@ def pick_dim(draw: st.DrawFn, shape: tuple[int, ...]) -> int:
 
 @pytest.mark.exercise("5.1")
 @given(reductions(kind="int"))
+@example((example_case("int"), 1, True))
 def test_reduce_values_with_sum_matches_numpy(drawn):
     """fold=sum over one dim, several dims, or all: NumPy's shape (keepdim too) and values."""
     case, dims, keepdim = drawn
     shape, values = reduce_values(sum, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = np.sum(case.array, axis=dims, keepdims=keepdim)
-    assert shape == expected.shape
-    assert values == expected.ravel().tolist()
+    expect("shape of the sum", shape, expected.shape, shape_rule(keepdim))
+    rule = "np.sum over the dims, in row-major order of the kept dims"
+    expect("values of the sum", values, expected.ravel().tolist(), rule)
 
 
 @pytest.mark.exercise("5.1")
 @given(reductions())
+@example((example_case(), (0, 2), False))
 def test_reduce_values_with_len_counts_each_run(drawn):
     """fold=len is applied once per run: every result is the run length (a fold that is
     applied dim by dim would count the wrong thing)."""
     case, dims, keepdim = drawn
     shape, values = reduce_values(len, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = np.sum(np.ones(case.layout.shape, dtype=np.int64), axis=dims, keepdims=keepdim)
-    assert shape == expected.shape
-    assert values == expected.ravel().tolist()
+    expect("shape of the result", shape, expected.shape, shape_rule(keepdim))
+    rule = "fold is called once per run, with the whole run"
+    expect("run lengths len returned", values, expected.ravel().tolist(), rule)
 
 
 @pytest.mark.exercise("5.1")
 @given(reductions())
+@example((example_case(), -1, False))
 def test_reduce_values_with_max_matches_numpy(drawn):
     """A max fold (that accepts empty runs) gives np.max with initial=-inf."""
     case, dims, keepdim = drawn
@@ -179,12 +213,14 @@ def test_reduce_values_with_max_matches_numpy(drawn):
 
     shape, values = reduce_values(top, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = np.max(case.array, axis=dims, keepdims=keepdim, initial=-np.inf)
-    assert shape == expected.shape
-    assert values == expected.ravel().tolist()
+    expect("shape of the max", shape, expected.shape, shape_rule(keepdim))
+    rule = "np.max over the dims, in row-major order of the kept dims"
+    expect("values of the max", values, expected.ravel().tolist(), rule)
 
 
 @pytest.mark.exercise("5.1")
 @given(reductions())
+@example((example_case(), 1, False))
 def test_reduce_values_hands_each_run_to_the_fold(drawn):
     """fold=tuple shows the runs: one per kept index in row-major order; along one dim (or
     all dims) its elements are in row-major order, for several dims the same elements."""
@@ -192,9 +228,12 @@ def test_reduce_values_hands_each_run_to_the_fold(drawn):
     _, values = reduce_values(tuple, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = runs_of(case.array, dims)
     if dims is None or isinstance(dims, int):
-        assert values == expected
+        rule = "one run per kept index, each in row-major order"
+        expect("runs handed to the fold", values, expected, rule)
     else:
-        assert [sorted(run) for run in values] == [sorted(run) for run in expected]
+        rule = "one run per kept index, in row-major order (elements in any order)"
+        got = [sorted(run) for run in values]
+        expect("runs handed to the fold, sorted", got, [sorted(run) for run in expected], rule)
 
 
 @pytest.mark.exercise("5.1")
@@ -206,8 +245,9 @@ def test_reduce_values_on_a_non_square_tensor(dims, keepdim):
     case = contiguous_case(array)
     shape, values = reduce_values(sum, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = np.sum(array, axis=dims, keepdims=keepdim)
-    assert shape == expected.shape
-    assert values == expected.ravel().tolist()
+    expect("shape of the sum", shape, expected.shape, shape_rule(keepdim))
+    rule = "np.sum over the dims, in row-major order of the kept dims"
+    expect("values of the sum", values, expected.ravel().tolist(), rule)
 
 
 @pytest.mark.exercise("5.1")
@@ -223,14 +263,21 @@ def test_reduce_values_rejects_bad_dims_naming_them(dims, error):
 @given(data=st.data())
 def test_tensor_sum_matches_numpy_with_its_dtype(data):
     """sum over dims with keepdim: float64 stays float64, int32/int64/bool sums are int64."""
-    kind = data.draw(st.sampled_from(["float", "int", "int32", "bool"]))
-    case, dims, keepdim = data.draw(reductions(kind="int" if kind == "int32" else kind))
+    kind = data.draw(st.sampled_from(["float", "int", "int32", "bool"]), label="kind")
+    case = data.draw(cases(kind="int" if kind == "int32" else kind), label="case")
+    dims = data.draw(dims_for(case.layout.ndim), label="dims")
+    keepdim = data.draw(st.booleans(), label="keepdim")
     if kind == "int32":
         case = Case(case.buffer.astype(np.int32), case.layout)
     expected = np.sum(case.array, axis=dims, keepdims=keepdim)
-    for result in (case.tensor().sum(dims, keepdim), tenxor.sum(case.tensor(), dims, keepdim)):
-        assert result.dtype.name == expected.dtype.name
-        assert_close(result, expected)
+    results = {
+        "t.sum(dims, keepdim)": case.tensor().sum(dims, keepdim),
+        "tenxor.sum(t, dims, keepdim)": tenxor.sum(case.tensor(), dims, keepdim),
+    }
+    rule = "float64 stays float64; int32, int64 and bool sums are int64"
+    for name, result in results.items():
+        expect(f"dtype of {name}", result.dtype.name, expected.dtype.name, rule)
+        assert_close(result, expected, what=name, rule=f"np.sum; {shape_rule(keepdim)}")
 
 
 @pytest.mark.exercise("5.1")
@@ -238,31 +285,39 @@ def test_tensor_sum_matches_numpy_with_its_dtype(data):
 @given(data=st.data())
 def test_tensor_max_and_min_match_numpy_including_nan(name, data):
     """max/min with NaNs planted: NaN propagates; an empty run raises ValueError like NumPy."""
-    case = data.draw(cases_with_nans())
-    dims = data.draw(dims_for(case.layout.ndim))
-    keepdim = data.draw(st.booleans())
+    case = data.draw(cases_with_nans(), label="case")
+    dims = data.draw(dims_for(case.layout.ndim), label="dims")
+    keepdim = data.draw(st.booleans(), label="keepdim")
     expected = numpy_or_error(getattr(np, name), case.array, axis=dims, keepdims=keepdim)
     t = case.tensor()
     if isinstance(expected, Exception):
-        with raises_naming(ValueError, case.layout.shape):
+        rule = f"a run with no elements has no {name}, as in NumPy"
+        with raises_naming(ValueError, case.layout.shape, rule=rule):
             getattr(t, name)(dims, keepdim)
         return
-    for result in (getattr(t, name)(dims, keepdim), getattr(tenxor, name)(t, dims, keepdim)):
-        assert result.dtype is tenxor.float64
-        assert_same(result, expected)
+    results = {
+        f"t.{name}(dims, keepdim)": getattr(t, name)(dims, keepdim),
+        f"tenxor.{name}(t, dims, keepdim)": getattr(tenxor, name)(t, dims, keepdim),
+    }
+    rule = f"np.{name}, NaN propagates; {shape_rule(keepdim)}"
+    for what, result in results.items():
+        expect(f"dtype of {what}", result.dtype, tenxor.float64, "the input's dtype")
+        assert_same(result, expected, what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.1")
 @pytest.mark.parametrize("name", ["max", "min"])
 @given(reductions(kind="int"))
+@example((example_case("int"), 1, False))
 def test_tensor_max_and_min_of_ints_stay_int(name, drawn):
     """max/min of an int64 tensor are int64 with NumPy's values."""
     case, dims, keepdim = drawn
     expected = numpy_or_error(getattr(np, name), case.array, axis=dims, keepdims=keepdim)
     assume(not isinstance(expected, Exception))
     result = getattr(case.tensor(), name)(dims, keepdim)
-    assert result.dtype is tenxor.int64
-    assert_same(result, expected)
+    what = f"t.{name}(dims, keepdim)"
+    expect(f"dtype of {what}", result.dtype, tenxor.int64, "the input's dtype")
+    assert_same(result, expected, what=what, rule=f"np.{name}; {shape_rule(keepdim)}")
 
 
 @pytest.mark.exercise("5.1")
@@ -278,7 +333,9 @@ def test_max_and_min_of_an_empty_run_raise_naming_the_dim(name, dim):
     with raises_naming(ValueError, 1, (2, 0, 3)):
         getattr(t, name)(dim)
     for other in (0, (0, 2)):
-        assert_same(getattr(t, name)(other, True), getattr(np, name)(array, other, keepdims=True))
+        expected = getattr(np, name)(array, other, keepdims=True)
+        what = f"t.{name}({other}, keepdim=True) of shape (2, 0, 3)"
+        assert_same(getattr(t, name)(other, True), expected, what=what, rule="an empty result")
 
 
 @pytest.mark.exercise("5.1")
@@ -287,9 +344,11 @@ def test_sum_over_size_zero_and_size_one_dims(keepdim):
     """A sum over an empty dim is 0, over a size-1 dim the elements themselves."""
     array = np.arange(6.0).reshape(2, 1, 3)
     empty = np.zeros((2, 0, 3))
+    rule = "a sum over no elements is 0; over one, that element"
     for source, dims in [(array, 1), (empty, 1), (empty, (0, 1)), (empty, 2), (empty, None)]:
         expected = np.sum(source, axis=dims, keepdims=keepdim)
-        assert_same(from_numpy(source).sum(dims, keepdim), expected)
+        what = f"sum over dims {dims} of shape {source.shape}"
+        assert_same(from_numpy(source).sum(dims, keepdim), expected, what=what, rule=rule)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,13 +361,22 @@ def test_sum_over_size_zero_and_size_one_dims(keepdim):
 def test_mean_matches_numpy(data):
     """mean over dims with keepdim: NumPy's values and dtype (float64 for int and bool
     input), nan for an empty run."""
-    kind = data.draw(st.sampled_from(["float", "int", "bool"]))
-    case, dims, keepdim = data.draw(reductions(kind=kind))
+    kind = data.draw(st.sampled_from(["float", "int", "bool"]), label="kind")
+    case = data.draw(cases(kind=kind), label="case")
+    dims = data.draw(dims_for(case.layout.ndim), label="dims")
+    keepdim = data.draw(st.booleans(), label="keepdim")
     expected = numpy_or_error(np.mean, case.array, axis=dims, keepdims=keepdim)
+    assert expected.dtype.name == "float64"  # the oracle's dtype, for every kind drawn
     t = case.tensor()
-    for result in (t.mean(dims, keepdim), tenxor.mean(t, dims, keepdim)):
-        assert result.dtype.name == expected.dtype.name == "float64"
-        assert_close(result, expected)
+    results = {
+        "t.mean(dims, keepdim)": t.mean(dims, keepdim),
+        "tenxor.mean(t, dims, keepdim)": tenxor.mean(t, dims, keepdim),
+    }
+    rule = f"np.mean, nan for an empty run; {shape_rule(keepdim)}"
+    for what, result in results.items():
+        dtype_rule = "float64 for float64, int and bool input"
+        expect(f"dtype of {what}", result.dtype.name, expected.dtype.name, dtype_rule)
+        assert_close(result, expected, what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.2")
@@ -318,20 +386,25 @@ def test_mean_of_ints_is_not_integer_division():
     t = from_numpy(array)
     for dims in [None, 0, 1, -1, (0, 1)]:
         result = t.mean(dims)
-        assert result.dtype is tenxor.float64
-        assert_same(result, np.mean(array, axis=dims))
+        what = f"mean over dims {dims} of [[1, 2], [4, 4]]"
+        expect(f"dtype of {what}", result.dtype, tenxor.float64, "the mean of ints is float64")
+        rule = "the sum divided as floats, not integer division"
+        assert_same(result, np.mean(array, axis=dims), what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.2")
 @given(reductions())
+@example((example_case(), (0, -1), True))
 def test_mean_of_float32_stays_float32(drawn):
     """A float32 tensor has a float32 mean (close to NumPy's)."""
     case, dims, keepdim = drawn
     case = Case(case.buffer.astype(np.float32), case.layout)
     expected = numpy_or_error(np.mean, case.array, axis=dims, keepdims=keepdim)
     result = case.tensor().mean(dims, keepdim)
-    assert result.dtype is tenxor.float32
-    assert_close(result, expected, rtol=1e-5, atol=1e-5)
+    what = "t.mean(dims, keepdim) of a float32 tensor"
+    expect(f"dtype of {what}", result.dtype, tenxor.float32, "float32 stays float32")
+    rule = f"np.mean within 1e-5; {shape_rule(keepdim)}"
+    assert_close(result, expected, rtol=1e-5, atol=1e-5, what=what, rule=rule)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,10 +418,12 @@ run_values = st.sampled_from([-2.0, 0.0, 1.5, 3.0, math.inf, -math.inf, math.nan
 
 @pytest.mark.exercise("5.3")
 @given(st.lists(run_values, min_size=1, max_size=8))
+@example([2.0, -1.0, 3.0, 0.5, 3.0])
 def test_first_largest_position_matches_numpy_argmax(run):
     """Ties give the first position, and the first NaN wins, as in np.argmax."""
     expected = int(np.argmax(np.array(run, dtype=np.float64)))
-    assert first_largest_position(list(run)) == expected
+    rule = "ties give the first position; the first NaN wins, as np.argmax"
+    expect("position of the largest", first_largest_position(list(run)), expected, rule)
 
 
 @pytest.mark.exercise("5.3")
@@ -360,7 +435,9 @@ def test_first_largest_position_matches_numpy_argmax(run):
 )  # fmt: skip
 def test_first_largest_position_examples(run):
     """Small runs with ties, NaNs and infinities."""
-    assert first_largest_position(run) == int(np.argmax(np.array(run, dtype=np.float64)))
+    expected = int(np.argmax(np.array(run, dtype=np.float64)))
+    rule = "ties give the first position; the first NaN wins, as np.argmax"
+    expect("position of the largest", first_largest_position(run), expected, rule)
 
 
 @pytest.mark.exercise("5.3")
@@ -368,19 +445,25 @@ def test_first_largest_position_examples(run):
 def test_tensor_argmax_matches_numpy(data):
     """argmax over None (a flat index) or one dim, keepdim too: np.argmax, int64; ties
     (common in int tensors) give the first; NaN wins; no elements is a ValueError."""
-    kind = data.draw(st.sampled_from(["int", "float"]))
-    case = data.draw(cases(kind="int") if kind == "int" else cases_with_nans())
-    dim = data.draw(dims_for(case.layout.ndim, several=False))
-    keepdim = data.draw(st.booleans())
+    kind = data.draw(st.sampled_from(["int", "float"]), label="kind")
+    case = data.draw(cases(kind="int") if kind == "int" else cases_with_nans(), label="case")
+    dim = data.draw(dims_for(case.layout.ndim, several=False), label="dim")
+    keepdim = data.draw(st.booleans(), label="keepdim")
     expected = numpy_or_error(np.argmax, case.array, axis=dim, keepdims=keepdim)
     t = case.tensor()
     if isinstance(expected, Exception):
-        with raises_naming(ValueError, case.layout.shape):
+        rule = "a run with no elements has no argmax, as in NumPy"
+        with raises_naming(ValueError, case.layout.shape, rule=rule):
             t.argmax(dim, keepdim)
         return
-    for result in (t.argmax(dim, keepdim), tenxor.argmax(t, dim, keepdim)):
-        assert result.dtype is tenxor.int64
-        assert_same(result, expected)
+    results = {
+        "t.argmax(dim, keepdim)": t.argmax(dim, keepdim),
+        "tenxor.argmax(t, dim, keepdim)": tenxor.argmax(t, dim, keepdim),
+    }
+    rule = "np.argmax: the first of ties, NaN wins; dim None gives a flat index"
+    for what, result in results.items():
+        expect(f"dtype of {what}", result.dtype, tenxor.int64, "positions are int64")
+        assert_same(result, expected, what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.3")
@@ -391,7 +474,9 @@ def test_argmax_over_each_dim_of_a_tensor_with_ties():
     for dim in [None, 0, 1, 2, -1, -2]:
         for keepdim in [False, True]:
             expected = np.argmax(array, axis=dim, keepdims=keepdim)
-            assert_same(t.argmax(dim, keepdim), np.asarray(expected))
+            what = f"t.argmax({dim}, {keepdim})"
+            rule = "the first of tied maxima; dim None gives a flat index"
+            assert_same(t.argmax(dim, keepdim), np.asarray(expected), what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.3")
@@ -400,7 +485,7 @@ def test_argmax_rejects_several_dims_and_dims_out_of_range():
     IndexError, both naming the dim (dim 1 works)."""
     array = np.array([[1.0, 4.0, 4.0], [7.0, 0.0, 7.0]])
     t = from_numpy(array)
-    assert_same(t.argmax(1), np.argmax(array, axis=1))
+    assert_same(t.argmax(1), np.argmax(array, axis=1), what="t.argmax(1)", rule="first of ties")
     with raises_naming(TypeError, (0, 1)):
         t.argmax((0, 1))
     with raises_naming(IndexError, 2):
@@ -433,15 +518,23 @@ MATMUL_SHAPES = [
 ]
 
 
-def assert_matmul_close(result: tenxor.Tenxor, a: np.ndarray, b: np.ndarray) -> None:
+def assert_matmul_close(
+    result: tenxor.Tenxor, a: np.ndarray, b: np.ndarray, what: str = "the product a @ b"
+) -> None:
     """The product has np.matmul's shape and values: relative tolerance 1e-12, plus 1e-12 of
     the largest |a| @ |b| for sums that cancel."""
     expected = np.asarray(np.matmul(a, b))
     scale = np.asarray(np.matmul(np.abs(a), np.abs(b)))
+    if not isinstance(result, tenxor.Tenxor):
+        raise Mismatch(f"type of {what}", type(result).__name__, "Tenxor")
     actual = to_numpy(result)
-    assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
+    shapes = f"{a.shape} @ {b.shape}"
+    rule = "np.matmul's shape: batch dims broadcast, the inner dim is summed over"
+    expect(f"shape of {what}, {shapes}", actual.shape, expected.shape, rule)
     atol = 1e-12 * float(scale.max(initial=0.0))
-    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=atol)
+    if not np.allclose(actual, expected, rtol=1e-12, atol=atol, equal_nan=True):
+        rule = "each element sums a's row times b's column over the inner dim, as np.matmul"
+        raise Mismatch(f"elements of {what}, {shapes}", actual, expected, rule)
 
 
 @pytest.mark.exercise("5.4")
@@ -451,11 +544,11 @@ def assert_matmul_close(result: tenxor.Tenxor, a: np.ndarray, b: np.ndarray) -> 
 def test_matmul_matches_numpy_on_any_layouts(shape_a, shape_b, data):
     """Every NumPy case (1-D and N-D operands, broadcast batch dims, size-0 dims) with
     operands on random layouts (negative, zero and gap strides, offsets)."""
-    a = data.draw(cases(shape=shape_a))
-    b = data.draw(cases(shape=shape_b))
+    a = data.draw(cases(shape=shape_a), label="a")
+    b = data.draw(cases(shape=shape_b), label="b")
     result = matmul(a.tensor(), b.tensor())
-    assert result.dtype is tenxor.float64
-    assert_matmul_close(result, a.array, b.array)
+    expect("dtype of matmul(a, b)", result.dtype, tenxor.float64, "float64 @ float64")
+    assert_matmul_close(result, a.array, b.array, what="matmul(a, b)")
 
 
 @pytest.mark.exercise("5.4")
@@ -467,9 +560,16 @@ def test_matmul_of_int_tensors_is_exact_int64(shape_a, shape_b):
     y = rng.integers(-9, 10, shape_b)
     a, b = from_numpy(x), from_numpy(y)
     expected = np.asarray(np.matmul(x, y))
-    for result in (a @ b, a.matmul(b), tenxor.matmul(a, b), matmul(a, b)):
-        assert result.dtype is tenxor.int64
-        assert_same(result, expected)
+    results = {
+        "a @ b": a @ b,
+        "a.matmul(b)": a.matmul(b),
+        "tenxor.matmul(a, b)": tenxor.matmul(a, b),
+        "matmul(a, b)": matmul(a, b),
+    }
+    rule = f"np.matmul of {shape_a} and {shape_b}, exact for ints"
+    for what, result in results.items():
+        expect(f"dtype of {what}", result.dtype, tenxor.int64, "int64 @ int64 is int64")
+        assert_same(result, expected, what=what, rule=rule)
 
 
 def operand_layouts(array: np.ndarray, small: np.ndarray | None = None) -> dict[str, Case]:
@@ -498,7 +598,8 @@ def test_matmul_of_non_contiguous_operands(layout_a, layout_b):
     y = np.broadcast_to(small_b, (5, 4, 2)).copy()
     a = operand_layouts(x, small_a)[layout_a]
     b = operand_layouts(y, small_b)[layout_b]
-    assert_matmul_close(matmul(a.tensor(), b.tensor()), x, y)
+    what = f"matmul(a, b) of a {layout_a} a and a {layout_b} b"
+    assert_matmul_close(matmul(a.tensor(), b.tensor()), x, y, what=what)
 
 
 @pytest.mark.exercise("5.4")
@@ -509,8 +610,10 @@ def test_matmul_of_views_made_by_transpose_and_expand():
     y = rng.uniform(-5, 5, (4, 1))
     a, b = from_numpy(x), from_numpy(y)
     result = a.transpose(-1, -2) @ b.expand(3, 4, 5)
-    assert_matmul_close(result, np.swapaxes(x, -1, -2), np.broadcast_to(y, (3, 4, 5)))
-    assert_matmul_close(b.expand(4, 5).T @ a, np.broadcast_to(y, (4, 5)).T, x)
+    what = "a.transpose(-1, -2) @ b.expand(3, 4, 5)"
+    assert_matmul_close(result, np.swapaxes(x, -1, -2), np.broadcast_to(y, (3, 4, 5)), what)
+    what = "b.expand(4, 5).T @ a"
+    assert_matmul_close(b.expand(4, 5).T @ a, np.broadcast_to(y, (4, 5)).T, x, what)
 
 
 @pytest.mark.exercise("5.4")
@@ -555,15 +658,19 @@ shifts = st.sampled_from([0.0, 1000.0, -1000.0])
 def test_softmax_matches_a_stable_numpy_softmax(data):
     """softmax over any dim (negative too) of any layout, with logits near 0 or +-1000
     (where exp without subtracting the maximum overflows or underflows)."""
-    case = data.draw(cases(min_dims=1))
+    case = data.draw(cases(min_dims=1), label="case")
     dim = pick_dim(data.draw, case.layout.shape)
-    logits = Case(case.buffer + data.draw(shifts), case.layout)
+    logits = Case(case.buffer + data.draw(shifts, label="shift"), case.layout)
     expected = stable_softmax(logits.array, dim)
     result = logits.tensor().softmax(dim)
-    assert result.dtype is tenxor.float64
-    assert_close(result, expected, atol=1e-12)
+    expect("dtype of the softmax", result.dtype, tenxor.float64, "float64 logits")
+    rule = "exp(x - max) / sum along dim: the maximum is subtracted first"
+    assert_close(result, expected, atol=1e-12, what="the softmax", rule=rule)
     sums = to_numpy(result).sum(axis=dim)
-    np.testing.assert_allclose(sums, np.ones_like(sums), rtol=1e-12)
+    if not np.allclose(sums, np.ones_like(sums), rtol=1e-12, atol=0, equal_nan=True):
+        raise Mismatch(
+            "sums of the softmax along dim", sums, np.ones_like(sums), "each run sums to 1"
+        )
 
 
 @pytest.mark.exercise("5.5")
@@ -571,8 +678,13 @@ def test_softmax_matches_a_stable_numpy_softmax(data):
 def test_softmax_over_each_dim_of_a_non_square_tensor(dim):
     """Shape (2, 3, 4) with logits up to 1000: each dim normalises its own runs."""
     x = np.random.default_rng(dim + 10).uniform(-4, 4, (2, 3, 4)) + 997.0
-    for result in (from_numpy(x).softmax(dim), tenxor.softmax(from_numpy(x), dim)):
-        assert_close(result, stable_softmax(x, dim), atol=1e-12)
+    results = {
+        f"t.softmax({dim})": from_numpy(x).softmax(dim),
+        f"tenxor.softmax(t, {dim})": tenxor.softmax(from_numpy(x), dim),
+    }
+    rule = f"each run along dim {dim} sums to 1; the maximum is subtracted first"
+    for what, result in results.items():
+        assert_close(result, stable_softmax(x, dim), atol=1e-12, what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.5")
@@ -581,8 +693,11 @@ def test_softmax_of_huge_logits_has_no_nan():
     for x in (np.array([[1000.0, 1001.0, 1002.0]]), np.array([[-1000.0], [-999.0], [-998.0]])):
         for dim in (0, 1):
             result = from_numpy(x).softmax(dim)
-            assert not np.isnan(to_numpy(result)).any()
-            assert_close(result, stable_softmax(x, dim), atol=1e-15)
+            what = f"softmax({dim}) of {x.tolist()}"
+            nans = int(np.isnan(to_numpy(result)).sum())
+            rule = "subtract the maximum before exp, so exp cannot overflow"
+            expect(f"number of NaNs in {what}", nans, 0, rule)
+            assert_close(result, stable_softmax(x, dim), atol=1e-15, what=what, rule=rule)
 
 
 @pytest.mark.exercise("5.5")
@@ -591,8 +706,9 @@ def test_softmax_of_ints_is_float64(case, data):
     """Integer logits give a float64 softmax."""
     dim = pick_dim(data.draw, case.layout.shape)
     result = case.tensor().softmax(dim)
-    assert result.dtype is tenxor.float64
-    assert_close(result, stable_softmax(case.array.astype(np.float64), dim), atol=1e-12)
+    expect("dtype of the softmax", result.dtype, tenxor.float64, "int logits give float64")
+    expected = stable_softmax(case.array.astype(np.float64), dim)
+    assert_close(result, expected, atol=1e-12, what="the softmax", rule="as of float64 logits")
 
 
 @pytest.mark.exercise("5.5")
@@ -613,22 +729,30 @@ def test_masked_softmax_matches_numpy(data):
     """Any layout and dim, a mask (bool, or 0/1 floats or ints) on its own layout that
     broadcasts to the logits, logits near 0 or +-1000: masked entries are exactly 0, fully
     masked runs are all 0 and nothing is nan."""
-    case = data.draw(cases(min_dims=1))
+    case = data.draw(cases(min_dims=1), label="case")
     dim = pick_dim(data.draw, case.layout.shape)
-    logits = Case(case.buffer + data.draw(shifts), case.layout)
-    mask = data.draw(cases(shape=data.draw(mask_shapes(case.layout.shape)), kind="bool"))
-    mask_dtype = data.draw(st.sampled_from([np.bool_, np.float64, np.int64]))
+    logits = Case(case.buffer + data.draw(shifts, label="shift"), case.layout)
+    shape = data.draw(mask_shapes(case.layout.shape), label="shape of the mask")
+    mask = data.draw(cases(shape=shape, kind="bool"), label="mask")
+    mask_dtype = data.draw(st.sampled_from([np.bool_, np.float64, np.int64]), label="mask dtype")
     mask = Case(mask.buffer.astype(mask_dtype), mask.layout)
     expected = masked_softmax_reference(logits.array, mask.array, dim)
     result = logits.tensor().masked_softmax(mask.tensor(), dim)
-    assert result.dtype is tenxor.float64
-    assert_close(result, expected, atol=1e-12)
+    what = "the masked softmax"
+    expect(f"dtype of {what}", result.dtype, tenxor.float64, "float64 logits")
+    rule = "a softmax over the kept entries of each run; masked entries 0"
+    assert_close(result, expected, atol=1e-12, what=what, rule=rule)
     actual = to_numpy(result)
-    assert not np.isnan(actual).any()
+    nans = int(np.isnan(actual).sum())
+    expect(f"number of NaNs in {what}", nans, 0, "a fully masked run is 0, not nan")
     keep = np.broadcast_to(mask.array.astype(bool), actual.shape)
-    assert (actual[~keep] == 0).all(), "masked entries must be exactly 0"
+    masked = actual[~keep]
+    rule = "a masked entry is exactly 0"
+    expect(f"masked entries of {what}", masked, np.zeros_like(masked), rule)
     empty_runs = ~keep.any(axis=dim, keepdims=True) & np.ones(actual.shape, dtype=bool)
-    assert (actual[empty_runs] == 0).all(), "fully masked runs must be exactly 0"
+    emptied = actual[empty_runs]
+    rule = "a fully masked run is exactly 0"
+    expect(f"entries of fully masked runs of {what}", emptied, np.zeros_like(emptied), rule)
 
 
 @pytest.mark.exercise("5.6")
@@ -641,9 +765,18 @@ def test_masked_softmax_with_a_broadcast_mask_and_fully_masked_rows():
     for mask, dim in [(rows, 1), (rows, 0), (columns, 1), (columns, -2)]:
         expected = masked_softmax_reference(x, mask, dim)
         t, m = from_numpy(x), from_numpy(mask)
-        for result in (t.masked_softmax(m, dim), tenxor.masked_softmax(t, m, dim)):
-            assert_same(result, expected, exact=False)
-            assert (to_numpy(result)[~np.broadcast_to(mask.astype(bool), x.shape)] == 0).all()
+        results = {
+            f"t.masked_softmax(mask of shape {mask.shape}, {dim})": t.masked_softmax(m, dim),
+            f"tenxor.masked_softmax(t, mask of shape {mask.shape}, {dim})": (
+                tenxor.masked_softmax(t, m, dim)
+            ),
+        }
+        rule = "a softmax over the kept entries of each run; a fully masked run is all 0"
+        for what, result in results.items():
+            assert_same(result, expected, exact=False, what=what, rule=rule)
+            masked = to_numpy(result)[~np.broadcast_to(mask.astype(bool), x.shape)]
+            zeros = np.zeros_like(masked)
+            expect(f"masked entries of {what}", masked, zeros, "a masked entry is exactly 0")
 
 
 @pytest.mark.exercise("5.6")
@@ -653,7 +786,9 @@ def test_masked_softmax_ignores_huge_masked_logits():
     x = np.array([[1000.0, 0.5, 1.0, 1000.0], [2.0, 1000.0, -1.0, 0.0]])
     mask = np.array([[False, True, True, False], [True, False, True, True]])
     result = from_numpy(x).masked_softmax(from_numpy(mask), 1)
-    assert_same(result, masked_softmax_reference(x, mask, 1), exact=False)
+    expected = masked_softmax_reference(x, mask, 1)
+    rule = "the maximum subtracted is that of the kept entries only"
+    assert_same(result, expected, exact=False, what="the masked softmax", rule=rule)
 
 
 @pytest.mark.exercise("5.6")
@@ -665,6 +800,10 @@ def test_masked_softmax_of_large_logits_and_an_all_false_mask():
         from_numpy(x).masked_softmax(from_numpy(mask), 1),
         masked_softmax_reference(x, mask, 1),
         exact=False,
+        what="the masked softmax of logits near +-1000",
+        rule="the kept entries' maximum is subtracted first",
     )
     nothing = from_numpy(np.zeros((2, 3), dtype=bool))
-    assert_same(from_numpy(x).masked_softmax(nothing, 0), np.zeros((2, 3)))
+    what = "the masked softmax with an all-false mask"
+    result = from_numpy(x).masked_softmax(nothing, 0)
+    assert_same(result, np.zeros((2, 3)), what=what, rule="a fully masked run is all 0")

@@ -20,7 +20,8 @@ VALUE_CHARS = 120  # a value longer than this is shortened in the middle
 def shown(value: object, limit: int = VALUE_CHARS) -> str:
     """The repr of `value` on one line, shortened in the middle when it is long."""
     try:
-        text = " ".join(repr(value).split())
+        text = repr(value)
+        text = " ".join(text.split()) if "\n" in text else text  # a str keeps its spaces
     except Exception as error:  # noqa: BLE001 - a broken __repr__ is the learner's to fix
         text = f"<{type(value).__name__} whose repr raised {type(error).__name__}>"
     if len(text) <= limit:
