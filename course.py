@@ -2,32 +2,31 @@
 """Set up the tenxor course and start it.
 
     python3 course.py lab     set up, then open the course in JupyterLab
-    python3 course.py test    set up, then run every check and test (what CI runs)
+    python3 course.py test    set up, then run every exercise's tests and show your progress
     python3 course.py bench   set up, then run the benchmarks (benchmarks/README.md)
 
-Both create a virtual environment in .venv on first use and reinstall only when
-pyproject.toml changes. `test` runs ruff, then `tenxor-instructor verify` (whose first gate runs
-every test of the course, public and hidden) beside the tests of the course tooling, diagrams
-included, and last `pytest --nbval` on the notebooks (they must reproduce their stored
-outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser tests.
-Arguments after `test` go to pytest instead (e.g. `python3 course.py test -k strides`).
+Each creates a virtual environment in .venv on first use and reinstalls only when
+pyproject.toml changes. Work through the notebooks in notebooks/ in order. In a notebook,
+check("2.1") runs the tests of exercise 2.1 and explains the first failure,
+check("2.1", hint=True) shows its next hint and check() your progress; in a shell,
+`tenxor check 2.1` does the same (from .venv/bin). `test` runs the tests of every exercise
+and ends with how many you have done; an exercise you have not started fails its tests with
+NotImplementedError. Arguments after `test` go to pytest instead (e.g.
+`python3 course.py test --exercise 2.1`, or `python3 course.py test -k strides`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 EXTRAS = {"lab": "course", "test": "dev", "bench": "dev"}
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
 
 def venv_python() -> Path:
@@ -58,20 +57,6 @@ def set_up(extra: str) -> None:
     stamp.write_text(digest)
 
 
-def browser_for_ci() -> None:
-    """Under CI (CI=true), install Debian's Chromium for the browser tests if it is missing."""
-    if os.environ.get("CI") != "true" or any(shutil.which(name) for name in BROWSERS):
-        return
-    if not shutil.which("apt-get"):
-        print("CI=true, but there is no Chromium and no apt-get: the browser tests will fail.")
-        return
-    print("Installing Chromium from Debian's packages for the browser tests ...", flush=True)
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    os.environ["DEBIAN_FRONTEND"] = "noninteractive"
-    if run(*sudo, "apt-get", "update", "-qq") == 0:
-        run(*sudo, "apt-get", "install", "-y", "-qq", "chromium")
-
-
 def lab() -> int:
     """Open the course in JupyterLab (as root, JupyterLab needs --allow-root)."""
     set_up(EXTRAS["lab"])
@@ -92,13 +77,47 @@ def learner_tests() -> int:
 
 
 def test(pytest_args: list[str]) -> int:
-    """Lint, verify the course and test its tooling; in a student release, or with pytest
-    arguments, run pytest."""
+    """Run pytest with `pytest_args`; without any, the course's whole test run."""
     set_up(EXTRAS["test"])
     if pytest_args:
         return run(venv_python(), "-m", "pytest", *pytest_args)
-    if not (ROOT / "instructor").exists():
-        return learner_tests()
+    # <instructor>
+    if (ROOT / "instructor").exists():
+        return instructor_tests()
+    # </instructor>
+    return learner_tests()
+
+
+# <instructor>: the student release leaves out the lines from here to the closing tag
+__doc__ += """
+In the instructor's tree, `test` runs ruff, then `tenxor-instructor verify` (whose first gate
+runs every test of the course, public and hidden) beside the tests of the course tooling,
+diagrams included, and last `pytest --nbval` on the notebooks (they must reproduce their
+stored outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser tests.
+"""
+BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+
+
+def browser_for_ci() -> None:
+    """Under CI (CI=true), install Debian's Chromium for the browser tests if it is missing."""
+    import shutil
+
+    if os.environ.get("CI") != "true" or any(shutil.which(name) for name in BROWSERS):
+        return
+    if not shutil.which("apt-get"):
+        print("CI=true, but there is no Chromium and no apt-get: the browser tests will fail.")
+        return
+    print("Installing Chromium from Debian's packages for the browser tests ...", flush=True)
+    sudo = [] if os.geteuid() == 0 else ["sudo"]
+    os.environ["DEBIAN_FRONTEND"] = "noninteractive"
+    if run(*sudo, "apt-get", "update", "-qq") == 0:
+        run(*sudo, "apt-get", "install", "-y", "-qq", "chromium")
+
+
+def instructor_tests() -> int:
+    """Lint, verify the course and test its tooling, then run the notebooks under nbval."""
+    import tempfile
+
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
         print("ruff found problems (see above); fix them or run `ruff check --fix .`")
@@ -127,6 +146,7 @@ def test(pytest_args: list[str]) -> int:
     return verified or tooling or notebooks
 
 
+# </instructor>
 def bench(arguments: list[str]) -> int:
     """Time tenxor against NumPy, a plain loop and the wrapper design (arguments go along)."""
     set_up(EXTRAS["bench"])

@@ -2,15 +2,18 @@
 
 A stub is one line at the region's indentation,
 `raise NotImplementedError("Exercise 2.1: <title> (notebooks/02_strides.ipynb)")`.
-Hidden tests, the tooling's own tests and CI files stay behind; notebooks travel with their
-outputs, but for the answers of predict-then-run cells (tagged `predict`), and Markdown files
-without their instructor-only sections. The same source tree always gives the same release,
-byte for byte.
+Hidden tests, the tooling's own tests and CI files stay behind. Notebooks travel with their
+outputs, but for the answers of predict-then-run cells (tagged `predict`) and the reports of
+check cells (a verdict stored before the learner has written anything would be a lie).
+Markdown files leave out their instructor-only sections, and Python scripts such as course.py
+their instructor-only blocks, so that the release speaks only of what a learner runs. The same
+source tree always gives the same release, byte for byte.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable, Collection, Iterator
 from fnmatch import fnmatch
@@ -34,6 +37,7 @@ LOCAL_ONLY = (
     "dist",
     "bench-check",  # the quick benchmark check's output (benchmarks/README.md)
     ".tenxor-hints.json",  # which hints check() has shown this learner
+    ".tenxor-results.json",  # the test results check() remembers for the progress table
     "autograder.zip",  # what tenxor-instructor autograder writes
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
@@ -57,15 +61,21 @@ NOT_NEEDED_FOR_TESTS = (
 )
 # The cell tag of a predict-then-run question, whose stored output the release leaves out.
 PREDICT_TAG = "predict"
+# A check cell: a code cell with a line that calls check(...), e.g. `check("2.1")`. The
+# release leaves out its stored report.
+CHECK_CALL = re.compile(r"^\s*check\(", re.MULTILINE)
 # The lines around a Markdown section that is for instructors only.
 INSTRUCTOR_BEGIN, INSTRUCTOR_END = "<!-- instructor -->", "<!-- /instructor -->"
+# The comment lines around a block of a Python script (course.py) that is for instructors only;
+# the first may go on with an explanation, e.g. `# <instructor>: the release leaves this out`.
+SCRIPT_BEGIN, SCRIPT_END = "# <instructor>", "# </instructor>"
 # The comment that ends a line of pyproject.toml that is for instructors only.
 INSTRUCTOR_LINE = "# instructor only"
 
 
 def probe_line(exercise: Exercise, indent: str) -> str:
     """The line a probe tree puts at the top of a region: it notes that a test reached it."""
-    return f'{indent}__import__("tenxor.course.runner").course.runner.reach("{exercise.id}")\n'
+    return f'{indent}__import__("instructor.probe").probe.reach("{exercise.id}")\n'
 
 
 def stubbed_source(path: Path, stubbed: Collection[str] | None = None) -> str:
@@ -91,39 +101,93 @@ def probed_source(path: Path) -> str:
     return "".join(lines)
 
 
-def without_predictions(path: Path) -> str:
-    """The text of the notebook at `path` with the outputs of its predict-then-run cells
-    (tagged `predict`) removed, so that a learner predicts before seeing the answer."""
+class SectionError(ValueError):
+    """An instructor-only section or block that is not closed, or closed without being opened."""
+
+
+def is_check_cell(cell: dict) -> bool:
+    """Whether a notebook cell (as JSON) is a check cell: code with a line calling check()."""
+    source = cell.get("source", "")
+    source = source if isinstance(source, str) else "".join(source)
+    return cell.get("cell_type") == "code" and bool(CHECK_CALL.search(source))
+
+
+def hides_output(cell: dict) -> bool:
+    """Whether the release ships a notebook cell without its stored output: the answer of a
+    predict-then-run question (tagged `predict`) or a check cell."""
+    return PREDICT_TAG in cell.get("metadata", {}).get("tags", []) or is_check_cell(cell)
+
+
+def released_notebook(path: Path) -> str:
+    """The text of the notebook at `path` with the outputs and execution counts of its
+    predict-then-run cells and check cells removed: a learner predicts before seeing the
+    answer, and runs check() before reading a verdict."""
     document = json.loads(path.read_text(encoding="utf-8"))
     for cell in document["cells"]:
-        if PREDICT_TAG in cell.get("metadata", {}).get("tags", []):
+        if hides_output(cell):
             cell["outputs"], cell["execution_count"] = [], None
     return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def without_instructor_sections(text: str) -> str:
+def without_sections(text: str, begin: str, end: str, name: str = "text") -> str:
+    """`text` without the lines from a line starting with `begin` to the line `end`, both
+    included (lines compared without surrounding blanks).
+
+    Raises SectionError naming `name` and the line for an `end` without a `begin`, a `begin`
+    inside a section, or a section never closed.
+    """
+    kept, opened = [], None
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        stripped = line.strip()
+        if stripped.startswith(begin):
+            if opened is not None:
+                raise SectionError(f"{name}:{number}: {begin} inside the section of line {opened}")
+            opened = number
+        elif stripped == end:
+            if opened is None:
+                raise SectionError(f"{name}:{number}: {end} without a matching {begin}")
+            opened = None
+        elif opened is None:
+            kept.append(line)
+    if opened is not None:
+        raise SectionError(f"{name}:{opened}: {begin} is never closed by {end}")
+    return "".join(kept)
+
+
+def without_instructor_sections(text: str, name: str = "text") -> str:
     """Markdown without its instructor-only sections: the lines from `<!-- instructor -->`
     to `<!-- /instructor -->`, both included."""
-    kept, inside = [], False
-    for line in text.splitlines(keepends=True):
-        if line.strip() == INSTRUCTOR_BEGIN:
-            inside = True
-        elif line.strip() == INSTRUCTOR_END:
-            inside = False
-        elif not inside:
-            kept.append(line)
-    return "".join(kept).rstrip("\n") + "\n"
+    return without_sections(text, INSTRUCTOR_BEGIN, INSTRUCTOR_END, name).rstrip("\n") + "\n"
+
+
+def without_instructor_blocks(text: str, name: str = "script") -> str:
+    """A Python script without its instructor-only blocks: the lines from `# <instructor>` to
+    `# </instructor>`, both included."""
+    return without_sections(text, SCRIPT_BEGIN, SCRIPT_END, name)
+
+
+def has_line(text: str, start: str) -> bool:
+    """Whether a line of `text`, without surrounding blanks, starts with `start`."""
+    return any(line.strip().startswith(start) for line in text.splitlines())
 
 
 def released_document(relative: Path, source: Path) -> str | None:
-    """The text the release writes for a notebook (answers of predict-then-run cells left
-    out), a Markdown file (instructor sections left out) or pyproject.toml (instructor lines
-    left out); None for any other file."""
+    """The text the release writes for a notebook (answers of predict-then-run cells and
+    reports of check cells left out), a Markdown file (instructor sections left out), a
+    Python script (instructor blocks left out) or pyproject.toml (instructor lines left out);
+    None for any other file, and for a file with nothing to leave out."""
     if relative.suffix == ".ipynb":
-        return without_predictions(source)
+        return released_notebook(source)
     if relative.suffix == ".md":
         text = source.read_text(encoding="utf-8")
-        return without_instructor_sections(text) if INSTRUCTOR_BEGIN in text else None
+        if has_line(text, INSTRUCTOR_BEGIN):
+            return without_instructor_sections(text, relative.as_posix())
+        return None
+    if relative.suffix == ".py":
+        text = source.read_text(encoding="utf-8")
+        if has_line(text, SCRIPT_BEGIN):
+            return without_instructor_blocks(text, relative.as_posix())
+        return None
     if relative.name == "pyproject.toml":
         lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
         return "".join(line for line in lines if INSTRUCTOR_LINE not in line)
@@ -206,6 +270,6 @@ def write_release(root: Path, destination: Path, replace: bool = False) -> list[
         return write_tree(
             Path(root), destination, LOCAL_ONLY + INSTRUCTOR_ONLY, documents=released_document
         )
-    except RegionError:
+    except (RegionError, SectionError):
         shutil.rmtree(destination, ignore_errors=True)
         raise

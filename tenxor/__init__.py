@@ -39,7 +39,7 @@ def softmax(t: Tenxor, dim: int) -> Tenxor:
 
 
 def masked_softmax(t: Tenxor, mask: Any, dim: int) -> Tenxor:
-    """Softmax along `dim` over the elements where `mask` holds; fully masked runs give 0."""
+    """Softmax along `dim` over the elements where `mask` holds; fully masked groups give 0."""
     return t.masked_softmax(mask, dim)
 
 

@@ -1,6 +1,7 @@
 """Chapter 5: reductions, matmul and softmax.
 
-A reduction folds every run of elements along some dims into one value. With views to move
+A reduction folds each group of elements along some dims (the elements that make one output
+element) into one value. With views to move
 the reduced dims last and the kernels of chapter 4 to read them, one `reduce` gives sum,
 mean, max, min and argmax; broadcasting plus sum gives matmul; and a few reductions give a
 numerically stable softmax. These are the exercises of notebook 05_reductions.
@@ -31,10 +32,11 @@ Fold = Callable[[list[Any]], Any]
 def reduce_values(
     fold: Fold, data: Values, layout: Layout, dims: Dims = None, keepdim: bool = False
 ) -> tuple[Shape, list[Any]]:
-    """Fold every run of elements along `dims` (None: all dims) into one value.
+    """Fold each group of elements along `dims` (None: all dims) into one value: the
+    elements whose indices differ only in the reduced dims form one group.
 
     Returns the result's shape (reduced dims removed, or kept with size 1 when `keepdim`) and
-    its values in row-major order. `fold` takes the list of one run's elements.
+    its values in row-major order. `fold` takes the list of one group's elements.
 
     Raises IndexError for a dim out of range; the message names the dim as given and the number
     of dims, for example: `dim 2 is out of range for a tensor with 2 dims`. Raises ValueError for
@@ -45,14 +47,14 @@ def reduce_values(
     # BEGIN SOLUTION 5.1
     reduced = normalize_dims(dims, layout.ndim)
     kept = [d for d in range(layout.ndim) if d not in reduced]
-    run = 1
+    size = 1  # the elements in each group
     for d in reduced:
-        run *= layout.shape[d]
+        size *= layout.shape[d]
     outputs = 1
     for d in kept:
         outputs *= layout.shape[d]
     values = read_values(data, permute_layout(layout, kept + list(reduced)))
-    results = [fold(values[i * run : (i + 1) * run]) for i in range(outputs)]
+    results = [fold(values[i * size : (i + 1) * size]) for i in range(outputs)]
     if keepdim:
         shape = tuple(1 if d in reduced else size for d, size in enumerate(layout.shape))
     else:
@@ -64,7 +66,7 @@ def reduce_values(
 def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
     """The average of the elements along `dim` (None: all of them): their sum over their count.
 
-    Integer and bool tensors give float64 means; an empty run gives nan.
+    Integer and bool tensors give float64 means; an empty group gives nan.
 
     Raises IndexError for a dim out of range; the message names the dim as given and the
     number of dims, for example: `dim 2 is out of range for a tensor with 2 dims`.
@@ -78,8 +80,8 @@ def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
 
 
 def first_largest_position(run: list[Any]) -> int:
-    """The position of the largest element of `run`, the first one on a tie; a NaN counts as
-    the largest. This is the fold behind argmax."""
+    """The position of the largest element of `run` (the elements of one group, at least one),
+    the first one on a tie; a NaN counts as the largest. This is the fold behind argmax."""
     # BEGIN SOLUTION 5.3
     best = 0
     for position, value in enumerate(run):
@@ -135,7 +137,8 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
 
 def softmax(t: Tenxor, dim: int) -> Tenxor:
     """exp(t) normalised to sum to 1 along `dim`, computed without overflow by subtracting
-    each run's maximum first (which leaves the result unchanged).
+    each group's maximum first (which leaves the result unchanged): the elements along `dim`
+    whose other indices agree form one group.
 
     Raises IndexError for a dim out of range; the message names the dim as given and the
     number of dims, for example: `dim 2 is out of range for a tensor with 2 dims`.
@@ -150,7 +153,7 @@ def softmax(t: Tenxor, dim: int) -> Tenxor:
 def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
     """softmax along `dim` over only the elements where `mask` is true (mask broadcasts to t).
 
-    Masked-out elements get weight 0, and a run with no element left gives all zeros.
+    Masked-out elements get weight 0, and a group with no element left gives all zeros.
 
     Raises ValueError if `mask` does not broadcast to the shape of `t` (more dims than `t`, or
     a size other than 1 or t's); the message names both shapes and the two sizes that differ,
@@ -169,7 +172,7 @@ def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
         )
     masked = t.where(mask, -math.inf)
     peak = masked.max(dim, keepdim=True)
-    peak = peak.where(peak > -math.inf, 0.0)  # a fully masked run has no peak
+    peak = peak.where(peak > -math.inf, 0.0)  # a fully masked group has no peak
     weights = (masked - peak).exp()  # exp(-inf) = 0 where masked out
     total = weights.sum(dim, keepdim=True)
     return weights / total.where(total > 0, 1.0)
@@ -182,16 +185,16 @@ def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
 
 
 def _nan_or(pick: Callable[[list[Any]], Any]) -> Fold:
-    """A fold giving NaN for a run that holds a NaN, and `pick(run)` otherwise."""
+    """A fold giving NaN for a group that holds a NaN, and `pick(group)` otherwise."""
 
-    def fold(run: list[Any]) -> Any:
-        total = sum(run)  # NaN whenever the run holds one (and, rarely, for inf + -inf)
-        if total != total and any(v != v for v in run):
+    def fold(group: list[Any]) -> Any:
+        total = sum(group)  # NaN whenever the group holds one (and, rarely, for inf + -inf)
+        if total != total and any(v != v for v in group):
             return math.nan
-        return pick(run)
+        return pick(group)
 
     return fold
 
 
-largest = _nan_or(max)  # the largest element of a non-empty run, NaN if it holds one
-smallest = _nan_or(min)  # the smallest element of a non-empty run, NaN if it holds one
+largest = _nan_or(max)  # the largest element of a non-empty group, NaN if it holds one
+smallest = _nan_or(min)  # the smallest element of a non-empty group, NaN if it holds one

@@ -433,7 +433,7 @@ class Tenxor:
     def reduce(
         self, fold: rd.Fold, dim: rd.Dims = None, keepdim: bool = False, dtype: DType | None = None
     ) -> Tenxor:
-        """Fold every run of elements along `dim` into one value (see reduce_values)."""
+        """Fold each group of elements along `dim` into one value (see reduce_values)."""
         shape, values = rd.reduce_values(fold, self.storage.values(), self.layout, dim, keepdim)
         return Tenxor.from_values(values, shape, self.dtype if dtype is None else dtype)
 
@@ -460,12 +460,12 @@ class Tenxor:
         return self.reduce(rd.first_largest_position, dim, keepdim, int64)
 
     def _require_elements(self, name: str, dim: rd.Dims) -> None:
-        """Raise if the reduction `name` would fold an empty run (it has no identity)."""
+        """Raise if the reduction `name` would fold an empty group (it has no identity)."""
         for d in normalize_dims(dim, self.ndim):
             if self.shape[d] == 0:
                 raise ValueError(
                     f"{name} over dim {d} of size 0 in shape {self.shape}: "
-                    "an empty run has no " + name
+                    "an empty group has no " + name
                 )
         if dim is None and 0 in self.shape:
             raise ValueError(f"{name} of a tensor with no elements (shape {self.shape})")

@@ -1,16 +1,20 @@
-"""The catalog, the solution regions and the test markers match one to one."""
+"""The catalog, the solution regions and the test markers match one to one, and prose counts
+exercises and points as the catalog does."""
 
 import ast
 import importlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import tenxor.course.markers
 from instructor.regions import RegionError, find_regions, regions_in
-from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
+from tenxor.course.catalog import BY_ID, CATALOG, exercises_in, prerequisites, total_points
+from tenxor.course.markers import progress_line
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided
@@ -100,3 +104,85 @@ def test_bad_markers_are_reported_with_file_and_line(tmp_path, text, problem):
     with pytest.raises(RegionError, match=problem) as caught:
         find_regions(path, set(BY_ID))
     assert f"{path}:" in str(caught.value)
+
+
+# "N exercises" and "N points" in prose, N in digits or in words ("seven", "thirty-nine").
+UNITS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen"]  # fmt: skip
+TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+NUMBER = rf"\d+|(?:{'|'.join(TENS)})(?:-(?:{'|'.join(UNITS[:9])}))?|{'|'.join(UNITS)}|a hundred"
+COUNTED = re.compile(rf"\b({NUMBER})[ -](exercises|points)\b", re.IGNORECASE)
+PROGRESS = re.compile(r"(\d+) of \d+ exercises done \(\d+ of \d+ points\); next: [\d.]*\d")
+
+
+def number(text: str) -> int:
+    """The value of a number in digits or words: "39", "seven", "thirty-nine", "a hundred"."""
+    words = text.lower()
+    if words.isdigit():
+        return int(words)
+    if words == "a hundred":
+        return 100
+    tens, _, unit = words.partition("-")
+    if tens in TENS:
+        return 10 * (TENS.index(tens) + 2) + (UNITS.index(unit) + 1 if unit else 0)
+    return UNITS.index(words) + 1
+
+
+def counted_figures(text: str) -> list[tuple[int, str]]:
+    """Every "N exercises" and "N points" of a text, as (N, "exercises" or "points")."""
+    return [(number(found), unit.lower()) for found, unit in COUNTED.findall(text)]
+
+
+def markdown_of(notebook: Path) -> str:
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    return "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+
+
+def prose_with_counts() -> dict[str, tuple[str, dict[str, set[int]]]]:
+    """The texts that may count exercises or points, each with the figures it may use: the
+    course's in README.md, course.py and the progress plugin's docstring; in a notebook, the
+    course's, its chapter's and its exercises' own."""
+    course = {"exercises": {len(CATALOG)}, "points": {total_points()}}
+    texts = {
+        "README.md": ((ROOT / "README.md").read_text(encoding="utf-8"), course),
+        "course.py": ((ROOT / "course.py").read_text(encoding="utf-8"), course),
+        "tenxor/course/markers.py": (tenxor.course.markers.__doc__, course),
+    }
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        name = f"notebooks/{notebook.name}"
+        chapter = exercises_in(name)
+        allowed = {
+            "exercises": course["exercises"] | {len(chapter)},
+            "points": course["points"]
+            | {sum(item.points for item in chapter)}
+            | {item.points for item in chapter},
+        }
+        texts[name] = (markdown_of(notebook), allowed)
+    return texts
+
+
+def test_counts_in_prose_are_found_in_digits_and_in_words():
+    text = "12 of 36 exercises done (38 of 100 points); all seven exercises, thirty-nine points"
+    assert counted_figures(text) == [(36, "exercises"), (100, "points"), (7, "exercises"),
+                                     (39, "points")]  # fmt: skip
+    assert counted_figures("offset 1 is where it starts; exercises 6.8 to 6.10") == []
+
+
+def test_every_count_of_exercises_or_points_in_prose_is_the_catalogs():
+    wrong = {}
+    for name, (text, allowed) in prose_with_counts().items():
+        found = [(n, unit) for n, unit in counted_figures(text) if n not in allowed[unit]]
+        if found:
+            wrong[name] = found
+    figures = f"{len(CATALOG)} exercises and {total_points()} points, or a chapter's"
+    assert not wrong, f"counts that are not the catalog's ({figures}): {wrong}"
+
+
+def test_an_example_progress_line_in_the_readme_is_what_the_catalog_gives():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    examples = list(PROGRESS.finditer(readme))
+    assert examples, "the README shows no progress line"
+    for example in examples:
+        first = {item.id for item in CATALOG[: int(example.group(1))]}
+        assert example.group(0) == progress_line(first, set())

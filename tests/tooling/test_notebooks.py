@@ -1,4 +1,5 @@
-"""The notebooks: all there, each exercise checked in exactly one, the one the catalog names."""
+"""The notebooks: all there, each exercise checked in exactly one, the one the catalog names,
+and every check cell's stored report left out of nbval's comparison."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tenxor.course.catalog import CATALOG
+from instructor.release import is_check_cell
+from tenxor.course.catalog import CATALOG, exercises_in
 
 pytestmark = pytest.mark.provided
 
@@ -125,3 +127,30 @@ def test_a_question_in_another_section_is_not_a_prediction():
     ]
     assert question_cells(notebook_cells) == {3: "**1.**", 6: "**2.**"}
     assert tagged_cells(notebook_cells) == {6}
+
+
+# nbval compares every stored output but those of cells with this tag. A check cell's report
+# names and counts the tests, which change whenever a test is added, so nbval skips it.
+IGNORE_OUTPUT_TAG = "nbval-ignore-output"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_check_cell_carries_the_tag_that_keeps_nbval_from_comparing_its_report(name):
+    notebook = ROOT / "notebooks" / f"{name}.ipynb"
+    checks = [cell for cell in cells(notebook) if is_check_cell(cell)]
+    untagged = [
+        "".join(cell["source"])
+        for cell in checks
+        if IGNORE_OUTPUT_TAG not in cell.get("metadata", {}).get("tags", [])
+    ]
+    assert not untagged, f"check cells without the {IGNORE_OUTPUT_TAG!r} tag: {untagged}"
+    assert len(checks) >= len(exercises_in(f"notebooks/{name}.ipynb"))
+
+
+def test_a_check_cell_is_a_code_cell_that_calls_check():
+    assert is_check_cell({"cell_type": "code", "source": ['check("2.1")']})
+    assert is_check_cell({"cell_type": "code", "source": "x = 1\n  check()\n"})
+    assert is_check_cell({"cell_type": "code", "source": 'check("2.1", hint=True)'})
+    assert not is_check_cell({"cell_type": "markdown", "source": 'check("2.1")'})
+    assert not is_check_cell({"cell_type": "code", "source": "from tenxor.course import check"})
+    assert not is_check_cell({"cell_type": "code", "source": "recheck(1)"})

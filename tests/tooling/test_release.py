@@ -1,18 +1,21 @@
 """The student release: stubs in place of solutions, instructor files left behind,
-notebooks with their outputs but for the answers of predict-then-run cells, the same tree
+notebooks with their outputs but for the answers of predict-then-run cells and the reports of
+check cells, a course.py and README that speak only of what a learner runs, the same tree
 every time, and a clear stop on bad markers."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from instructor.regions import MARKER, RegionError, find_regions
-from instructor.release import write_release
+from instructor.release import SectionError, is_check_cell, write_release
 from tenxor.course.catalog import BY_ID, CATALOG, released_function
 from tests.tooling.submissions import copy_of_reference
 
@@ -31,8 +34,8 @@ def tree_digest(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory) -> Path:
-    """A copy of the course with a notebook whose outputs are stored: a worked example and a
-    predict-then-run question."""
+    """A copy of the course with a notebook whose outputs are stored: a worked example, a
+    predict-then-run question and a check cell."""
     copy = tmp_path_factory.mktemp("course") / "course"
     copy_of_reference(copy)
     document = nbformat.v4.new_notebook()
@@ -41,7 +44,11 @@ def course(tmp_path_factory) -> Path:
     question = nbformat.v4.new_code_cell("print(3 * 3)", metadata={"tags": ["predict"]})
     question.outputs = [nbformat.v4.new_output("stream", name="stdout", text="9\n")]
     question.execution_count = 2
-    document.cells = [cell, question]
+    checking = nbformat.v4.new_code_cell('check("1.1")')  # found by its call, tagged or not
+    report = "Exercise 1.1: ...\n\n16 of 16 tests passed: done (2 points).\n"
+    checking.outputs = [nbformat.v4.new_output("stream", name="stdout", text=report)]
+    checking.execution_count = 3
+    document.cells = [cell, question, checking]
     (copy / "notebooks").mkdir(exist_ok=True)
     nbformat.write(document, copy / "notebooks" / "01_storage.ipynb")
     return copy
@@ -99,17 +106,38 @@ def test_the_release_leaves_instructor_files_behind_and_keeps_notebook_outputs(c
     assert kept.cells[0].outputs[0].text == "4\n"
 
 
-def test_the_release_hides_the_answers_of_predict_then_run_cells_only(course, tmp_path):
+def test_the_release_hides_the_answers_of_predict_then_run_cells_and_check_reports_only(
+    course, tmp_path
+):
     release = tmp_path / "release"
     write_release(course, release)
     source = nbformat.read(course / "notebooks" / "01_storage.ipynb", as_version=4)
     released = nbformat.read(release / "notebooks" / "01_storage.ipynb", as_version=4)
-    assert source.cells[1].outputs and not released.cells[1].outputs
-    assert released.cells[1].execution_count is None
-    assert released.cells[1].source == source.cells[1].source
+    for hidden in (1, 2):  # the answer to a prediction, the report of a check cell
+        assert source.cells[hidden].outputs and not released.cells[hidden].outputs
+        assert source.cells[hidden].execution_count is not None
+        assert released.cells[hidden].execution_count is None
+        assert released.cells[hidden].source == source.cells[hidden].source
+        assert released.cells[hidden].metadata == source.cells[hidden].metadata
     assert released.cells[0] == source.cells[0]
     assert released.metadata == source.metadata
     nbformat.validate(released)
+
+
+def test_every_check_cell_of_the_course_is_released_without_its_report(reference_release):
+    """The instructor's notebooks keep the reports of their check cells; the release ships
+    each check cell empty, so that no verdict shows before the learner runs it."""
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        mine = nbformat.read(notebook, as_version=4)
+        theirs = nbformat.read(reference_release / "notebooks" / notebook.name, as_version=4)
+        assert [cell.source for cell in theirs.cells] == [cell.source for cell in mine.cells]
+        checks = [i for i, cell in enumerate(mine.cells) if is_check_cell(cell)]
+        for i in checks:
+            assert mine.cells[i].outputs, f"{notebook.name}: cell {i} has no stored report"
+            assert theirs.cells[i].outputs == [], f"{notebook.name}: cell {i} keeps its report"
+            assert theirs.cells[i].execution_count is None, f"{notebook.name}: cell {i}"
+            assert theirs.cells[i].metadata == mine.cells[i].metadata
+        assert len(checks) >= sum(item.notebook.endswith(notebook.name) for item in CATALOG)
 
 
 def test_releasing_twice_gives_identical_trees(course, tmp_path):
@@ -155,17 +183,87 @@ def test_bad_markers_stop_the_release_naming_file_and_line(tmp_path, marker, pro
     assert not (tmp_path / "release").exists()
 
 
+# What a learner never runs, and so never reads of: the instructor's command and package, the
+# gates, hidden tests, grading and its exports, the linter, nbval, the browser tests, markers.
+INSTRUCTOR_ONLY_WORDS = re.compile(
+    r"tenxor-instructor|instructor|verify|\bgates?\b|hidden|\bgrade\b|gradescope|gradebook|"
+    r"autograder|judge|chromium|\bruff\b|nbval|<!--|# <",
+    re.IGNORECASE,
+)
+
+
+def instructor_words(text: str) -> list[str]:
+    """The instructor-only words in a text, each once, in order."""
+    return list(dict.fromkeys(found.lower() for found in INSTRUCTOR_ONLY_WORDS.findall(text)))
+
+
 def test_the_released_readme_is_the_learners(course, tmp_path):
     release = tmp_path / "release"
     write_release(course, release)
     mine = (course / "README.md").read_text(encoding="utf-8")
     theirs = (release / "README.md").read_text(encoding="utf-8")
     assert "<!-- instructor -->" in mine and "tenxor-instructor verify" in mine
-    for instructor_only in ("tenxor-instructor", "instructor/", "tests/hidden",
-                            "ruff", "Chromium", "<!--"):  # fmt: skip
+    assert instructor_words(theirs) == [], instructor_words(theirs)
+    for instructor_only in ("instructor/", "tests/hidden", "tests/tooling", ".ci"):
         assert instructor_only not in theirs, instructor_only
-    for learner_material in ("python3 course.py lab", 'check("2.1", hint=True)', "stand-ins"):
+    for learner_material in ("python3 course.py lab", "python3 course.py test",
+                             'check("2.1", hint=True)', "check()", "stand-ins"):  # fmt: skip
         assert learner_material in theirs, learner_material
+
+
+def help_of(course_py: Path) -> str:
+    """What `python3 course.py` prints without a command (its help), from its own folder."""
+    done = subprocess.run(
+        [sys.executable, course_py.name], cwd=course_py.parent, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_the_released_course_py_speaks_only_of_what_a_learner_runs(course, tmp_path):
+    """The release's course.py leaves out its instructor-only blocks: its help and its code
+    name none of the instructor's tools; the instructor's keeps them."""
+    release = tmp_path / "release"
+    write_release(course, release)
+    mine, theirs = course / "course.py", release / "course.py"
+    assert "tenxor-instructor verify" in help_of(mine) and "nbval" in mine.read_text()
+    assert instructor_words(help_of(theirs)) == [], help_of(theirs)
+    text = theirs.read_text(encoding="utf-8")
+    assert instructor_words(text) == [], instructor_words(text)
+    for learner_material in ("course.py lab", "course.py test", "course.py bench",
+                             'check("2.1")', "hint=True", "check()", "tenxor check"):  # fmt: skip
+        assert learner_material in help_of(theirs), learner_material
+    compile(text, str(theirs), "exec")
+    for lint in (["check"], ["format", "--check"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "ruff", *lint, "--no-cache", "course.py"],
+            cwd=release,
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    "edit, problem",
+    [
+        (lambda text: "".join(text.rsplit("# </instructor>\n", 1)), "is never closed"),
+        (lambda text: text.replace("    # <instructor>\n", "", 1), "without a matching"),
+        (lambda text: "# <instructor>\n" + text, "inside the section of line 1"),
+    ],
+    ids=["never-closed", "closed-but-not-opened", "nested"],
+)
+def test_an_instructor_block_left_open_stops_the_release_naming_file_and_line(
+    tmp_path, edit, problem
+):
+    course = tmp_path / "course"
+    copy_of_reference(course)
+    script = course / "course.py"
+    script.write_text(edit(script.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(SectionError, match=problem) as caught:
+        write_release(course, tmp_path / "release")
+    assert re.search(r"course\.py:\d+: ", str(caught.value)), caught.value
+    assert not (tmp_path / "release").exists()
 
 
 def test_a_release_holds_no_release_verify_or_grading_code(course, tmp_path):
