@@ -9,7 +9,7 @@ from array import array
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
@@ -18,7 +18,10 @@ from tenxor.storage import Storage, bfloat16_to_float, byte_strides, numel, roun
 from tenxor.strides import Layout
 from tenxor.tensor import Tenxor
 from tests.support import (
+    Case,
+    Mismatch,
     cases,
+    expect,
     layouts,
     numpy_dtype,
     raises_naming,
@@ -48,11 +51,37 @@ def read_as(data: bytes, dtype: tenxor.DType) -> list:
     return items
 
 
-def assert_equal_arrays(actual: np.ndarray, expected: np.ndarray) -> None:
-    """Equal elements, NaN equal to NaN (bfloat16 is compared widened to float32)."""
+def assert_equal_arrays(what: str, actual: np.ndarray, expected: np.ndarray, rule: str) -> None:
+    """Equal elements, NaN equal to NaN (bfloat16 is compared widened to float32); otherwise
+    the failure shows the first element that differs, where it is, and NumPy's element."""
     if expected.dtype == BF16:
         actual, expected = actual.astype(np.float32), expected.astype(np.float32)
-    np.testing.assert_array_equal(actual, expected)
+    expect(f"shape of {what}", actual.shape, expected.shape, rule)
+    same = actual == expected
+    if expected.dtype.kind == "f":
+        same |= np.isnan(actual) & np.isnan(expected)
+    if not same.all():
+        at = tuple(int(i) for i in np.argwhere(~same)[0])
+        place = f"offset {at[0]}" if actual.ndim == 1 else f"index {at}"
+        got, due = actual[at].item(), expected[at].item()
+        raise Mismatch(f"{what}, the element at {place}", got, due, rule)
+
+
+class Bytes(bytes):
+    """Bytes that print in hex, one pair of digits per byte (cd 3d)."""
+
+    def __repr__(self) -> str:
+        return self.hex(" ")
+
+
+def expect_type(what: str, value: object, expected: type) -> None:
+    """`value` is of exactly the type `expected` (a subclass, a list for a tuple, fails)."""
+    if type(value) is not expected:
+        raise Mismatch(f"type of {what}", type(value).__name__, expected.__name__)
+
+
+AS_NUMPY = "as NumPy stores them"
+NUMPY_STRIDES = "NumPy's .strides of the same view: each stride times the item size"
 
 
 def stored_values(storage: Storage, dtype: np.dtype) -> np.ndarray:
@@ -73,23 +102,27 @@ def assert_strided_tensor_matches(storage: Storage, expected: np.ndarray) -> Non
     and reports NumPy's byte strides."""
     view = expected.reshape(3, 4)[::-1, 1::2]
     t = Tenxor(storage, layout_of(view, expected))
-    assert t.byte_strides == view.strides
+    expect(f"byte strides of a tensor with {t.layout}", t.byte_strides, view.strides, NUMPY_STRIDES)
     buffer = stored_values(storage, expected.dtype)
-    assert_equal_arrays(strided(buffer, t.layout), view)
+    assert_equal_arrays("the strided view", strided(buffer, t.layout), view, AS_NUMPY)
 
 
 # ---------------------------------------------------------------------------------------------
 # 1.1 numel
 # ---------------------------------------------------------------------------------------------
 
+NUMEL = "the product of the sizes, as NumPy's size"
+
 shapes = st.lists(st.integers(0, 6) | st.integers(1, 3), max_size=6).map(tuple)
 
 
 @pytest.mark.exercise("1.1")
 @given(shapes)
+@example((2, 3, 4))
 def test_numel_matches_numpy_size(shape):
     """numel(shape) is the size of a NumPy array of that shape (size-0 dims give 0)."""
-    assert numel(shape) == np.zeros(shape, dtype=np.bool_).size
+    expected = np.zeros(shape, dtype=np.bool_).size
+    expect(f"number of elements of shape {shape}", numel(shape), expected, NUMEL)
 
 
 @pytest.mark.exercise("1.1")
@@ -101,16 +134,17 @@ def test_numel_of_chosen_shapes(shape):
     """The 0-d shape holds one element; any size-0 dim makes the count 0; no overflow."""
     expected = int(np.prod(shape, dtype=np.int64))
     result = numel(shape)
-    assert type(result) is int
-    assert result == expected
+    expect_type("the number of elements", result, int)
+    rule = "the product of the sizes: 1 for the 0-d shape, 0 with a size-0 dim"
+    expect(f"number of elements of shape {shape}", result, expected, rule)
 
 
 @pytest.mark.exercise("1.1")
 def test_numel_accepts_a_list_and_leaves_it_alone():
     """A shape given as a list works and is not modified."""
     shape = [4, 5, 6]
-    assert numel(shape) == np.zeros(shape).size
-    assert shape == [4, 5, 6]
+    expect("number of elements of [4, 5, 6]", numel(shape), np.zeros(shape).size, NUMEL)
+    expect("the shape list after the call", shape, [4, 5, 6], "the argument is not modified")
 
 
 @pytest.mark.exercise("1.1")
@@ -123,9 +157,11 @@ def test_numel_rejects_a_negative_size(shape):
 
 @pytest.mark.exercise("1.1")
 @given(cases())
+@example(Case(np.arange(30.0), Layout((3, 4), (1, 3), 2)))
 def test_tensor_numel_matches_numpy(case):
     """t.numel() of any layout (offsets, stride 0, negative strides) is NumPy's size."""
-    assert case.tensor().numel() == case.array.size
+    got = case.tensor().numel()
+    expect(f"t.numel() of a tensor with {case.layout}", got, case.array.size, NUMEL)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,15 +183,53 @@ def is_bfloat16_nan(bits16: int) -> bool:
     return (bits16 >> 7) & 0xFF == 0xFF and bits16 & 0x7F != 0
 
 
+class Bits(int):
+    """A bit pattern: an int that prints in hex, 4 digits or more (0x3f81)."""
+
+    def __repr__(self) -> str:
+        return f"{int(self):#06x}"
+
+
+def bits(value: object) -> object:
+    """`value` printed in hex when it is an int (anything else as it is)."""
+    return Bits(value) if type(value) is int else value
+
+
+ROUNDING = "round to nearest, ties to even, as ml_dtypes rounds"
+NAN_STAYS = "a NaN stays a NaN"
+
+
+def pattern_of(bits32: int) -> str:
+    """The quantity compared: the bfloat16 pattern of the float32 pattern `bits32`."""
+    return f"bfloat16 pattern of float32 {bits32:#010x}"
+
+
+def expect_16_bits(bits32: int, result: object) -> None:
+    """`result` is an int from 0 to 0xffff."""
+    if not isinstance(result, int):
+        raise Mismatch(f"type of the {pattern_of(bits32)}", type(result).__name__, "int")
+    if not 0 <= result < 2**16:
+        raise Mismatch(pattern_of(bits32), bits(result), "a 16-bit pattern, 0 .. 0xffff")
+
+
+def expect_nan(bits32: int, result: object) -> None:
+    """`result` is a bfloat16 NaN pattern (exponent all ones, fraction not 0)."""
+    if not is_bfloat16_nan(result):
+        raise Mismatch(
+            pattern_of(bits32),
+            bits(result),
+            "a NaN: 0x7f81 .. 0x7fff or 0xff81 .. 0xffff",
+            NAN_STAYS,
+        )
+
+
 def assert_rounds_like_ml_dtypes(bits32: int) -> None:
     result = round_to_bfloat16(bits32)
-    assert isinstance(result, int)
-    assert 0 <= result < 2**16, f"{result:#x} is not a 16-bit pattern"
+    expect_16_bits(bits32, result)
     if is_float32_nan(bits32):
-        assert is_bfloat16_nan(result), f"NaN {bits32:#010x} became {result:#06x}"
+        expect_nan(bits32, result)
     else:
-        expected = bfloat16_oracle(bits32)
-        assert result == expected, f"{bits32:#010x} -> {result:#06x}, expected {expected:#06x}"
+        expect(pattern_of(bits32), bits(result), Bits(bfloat16_oracle(bits32)), ROUNDING)
 
 
 def f32(value: float) -> int:
@@ -219,8 +293,11 @@ def test_round_to_bfloat16_matches_ml_dtypes(bits32):
 @pytest.mark.exercise("1.2")
 def test_round_to_bfloat16_is_not_truncation():
     """Dropping the lower 16 bits is wrong above a tie and on an odd tie."""
+    rule = "above a tie, and on a tie after an odd pattern, round up (not truncation)"
     for bits32 in (0x3F808001, 0x3F818000, 0x3F80FFFF):
-        assert round_to_bfloat16(bits32) == bfloat16_oracle(bits32) == (bits32 >> 16) + 1
+        expected = bfloat16_oracle(bits32)
+        assert expected == (bits32 >> 16) + 1
+        expect(pattern_of(bits32), bits(round_to_bfloat16(bits32)), Bits(expected), rule)
 
 
 @pytest.mark.exercise("1.2")
@@ -228,10 +305,10 @@ def test_round_to_bfloat16_ties_go_to_the_even_pattern():
     """An exact tie never rounds away from zero blindly: it lands on an even pattern."""
     for upper in (0x3F80, 0x3F81, 0x4000, 0x4001, 0xC123, 0xC124, 0x0000, 0x0001):
         bits32 = (upper << 16) | 0x8000
-        result = round_to_bfloat16(bits32)
-        assert result == bfloat16_oracle(bits32)
-        assert result % 2 == 0
-        assert result in (upper, upper + 1)
+        expected = bfloat16_oracle(bits32)
+        assert expected % 2 == 0 and expected in (upper, upper + 1)
+        rule = "an exact tie rounds to the even pattern of the two nearest"
+        expect(pattern_of(bits32), bits(round_to_bfloat16(bits32)), Bits(expected), rule)
 
 
 @pytest.mark.exercise("1.2")
@@ -239,15 +316,19 @@ def test_round_to_bfloat16_keeps_the_sign_of_zero_and_infinities():
     """-0.0 stays -0.0 and infinities stay infinities of the same sign."""
     for value in (0.0, -0.0, np.inf, -np.inf):
         bits32 = f32(value)
-        assert round_to_bfloat16(bits32) == bfloat16_oracle(bits32) == bits32 >> 16
+        expected = bfloat16_oracle(bits32)
+        assert expected == bits32 >> 16
+        rule = f"{value} stays {value}"
+        expect(pattern_of(bits32), bits(round_to_bfloat16(bits32)), Bits(expected), rule)
 
 
 @pytest.mark.exercise("1.2")
 def test_round_to_bfloat16_overflows_to_infinity():
     """The largest float32 rounds up to infinity (exponent carry), as ml_dtypes does."""
-    result = round_to_bfloat16(0x7F7FFFFF)
-    assert result == bfloat16_oracle(0x7F7FFFFF)
-    assert np.isinf(np.array([result], dtype=np.uint16).view(BF16)[0])
+    expected = bfloat16_oracle(0x7F7FFFFF)
+    assert np.isinf(np.array([expected], dtype=np.uint16).view(BF16)[0])
+    rule = "the largest float32 rounds up, carrying into the exponent: infinity"
+    expect(pattern_of(0x7F7FFFFF), bits(round_to_bfloat16(0x7F7FFFFF)), Bits(expected), rule)
 
 
 @pytest.mark.exercise("1.2")
@@ -256,12 +337,13 @@ def test_round_to_bfloat16_keeps_nan_a_nan(bits32):
     """Every NaN gives a NaN, never an infinity (truncation) or a carry into the sign."""
     assert is_float32_nan(bits32)
     result = round_to_bfloat16(bits32)
-    assert is_bfloat16_nan(result), f"NaN {bits32:#010x} became {result:#06x}"
-    assert np.isnan(np.array([result], dtype=np.uint16).view(BF16)[0])
+    expect_nan(bits32, result)
+    expect_16_bits(bits32, result)
 
 
 @pytest.mark.exercise("1.2")
 @given(st.integers(0, 2**32 - 1))
+@example(0x40490FDB)  # pi
 def test_round_to_bfloat16_of_random_bit_patterns(bits32):
     """Any 32-bit pattern rounds as ml_dtypes rounds it (NaNs stay NaN)."""
     assert_rounds_like_ml_dtypes(bits32)
@@ -269,6 +351,7 @@ def test_round_to_bfloat16_of_random_bit_patterns(bits32):
 
 @pytest.mark.exercise("1.2")
 @given(st.integers(0, 2**16 - 1), st.sampled_from([0x7FFF, 0x8000, 0x8001, 0x0000, 0xFFFF]))
+@example(0x3F81, 0x8000)  # a tie after an odd pattern: rounds up
 def test_round_to_bfloat16_near_ties_of_random_upper_halves(upper, lower):
     """Lower halves just below, at and above the tie, for any upper half."""
     assert_rounds_like_ml_dtypes((upper << 16) | lower)
@@ -291,13 +374,15 @@ dtype_params = [pytest.param(d, marks=pytest.mark.exercise("1.3"), id=d.name) fo
 
 @pytest.mark.parametrize("dtype", dtype_params)
 @given(layouts())
+@example(layout_and_size=(Layout((3, 4), (1, 3), 2), 14))
 def test_byte_strides_match_numpy_strides(dtype, layout_and_size):
     """byte_strides(strides, itemsize) is NumPy's .strides of the same view, for every dtype."""
     layout, size = layout_and_size
     buffer = np.zeros(size, dtype=numpy_dtype(dtype))
     result = byte_strides(layout.strides, dtype.itemsize)
-    assert result == strided(buffer, layout).strides
-    assert isinstance(result, tuple)
+    what = f"byte strides of strides {layout.strides} with item size {dtype.itemsize}"
+    expect_type("the byte strides", result, tuple)
+    expect(what, result, strided(buffer, layout).strides, NUMPY_STRIDES)
 
 
 @pytest.mark.parametrize("dtype", dtype_params)
@@ -317,7 +402,8 @@ def test_byte_strides_of_numpy_views(dtype):
     ]
     for view in views:
         elements = tuple(s // np_dtype.itemsize for s in view.strides)
-        assert byte_strides(elements, dtype.itemsize) == view.strides
+        what = f"byte strides of strides {elements} with item size {dtype.itemsize}"
+        expect(what, byte_strides(elements, dtype.itemsize), view.strides, NUMPY_STRIDES)
 
 
 @pytest.mark.exercise("1.3")
@@ -332,13 +418,18 @@ def test_byte_strides_multiply_each_stride(strides, itemsize):
         shape=(2,) * len(strides),
         strides=tuple(s * itemsize for s in strides),
     )
-    assert byte_strides(strides, itemsize) == array.strides
+    what = f"byte strides of strides {strides} with item size {itemsize}"
+    expect(what, byte_strides(strides, itemsize), array.strides, NUMPY_STRIDES)
 
 
 @pytest.mark.exercise("1.3")
 def test_byte_strides_accepts_a_list():
     """Strides given as a list give a tuple."""
-    assert byte_strides([3, 1], 4) == np.zeros((2, 3), dtype=np.int32).strides
+    expected = np.zeros((2, 3), dtype=np.int32).strides
+    rule = "a tuple, also for strides given as a list"
+    expect(
+        "byte strides of strides [3, 1] with item size 4", byte_strides([3, 1], 4), expected, rule
+    )
 
 
 @pytest.mark.exercise("1.3")
@@ -352,6 +443,7 @@ def test_byte_strides_rejects_an_itemsize_that_is_not_positive(itemsize):
 @pytest.mark.exercise("1.3")
 @pytest.mark.parametrize("dtype", [d for d in ALL_DTYPES if d is not tenxor.bfloat16], ids=str)
 @given(layouts())
+@example(layout_and_size=(Layout((3, 4), (1, 3), 2), 14))
 def test_tensor_byte_strides_match_numpy(dtype, layout_and_size):
     """t.byte_strides and t.itemsize of a tensor of any dtype are NumPy's strides and itemsize.
 
@@ -361,8 +453,8 @@ def test_tensor_byte_strides_match_numpy(dtype, layout_and_size):
     buffer = (np.arange(size) % 2).astype(numpy_dtype(dtype))
     t = Tenxor(Storage(buffer.tolist(), dtype), layout)
     view = strided(buffer, layout)
-    assert t.itemsize == view.itemsize
-    assert t.byte_strides == view.strides
+    expect(f"itemsize of a {dtype.name} tensor", t.itemsize, view.itemsize, "NumPy's itemsize")
+    expect(f"byte strides of a tensor with {layout}", t.byte_strides, view.strides, NUMPY_STRIDES)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,17 +495,42 @@ def numpy_stored(values: list, dtype: tenxor.DType) -> np.ndarray:
         return np.array(values, dtype=numpy_dtype(dtype))
 
 
+def expect_bytes(
+    what: str, data: bytes, expected: np.ndarray, skip: np.ndarray | None = None
+) -> None:
+    """`data` is `expected.tobytes()`, element by element (except where `skip` is True); else
+    the failure shows the bytes of the first element that differs."""
+    rule = f"NumPy's tobytes(): {expected.itemsize} bytes per element, in offset order"
+    expect(f"number of bytes in {what}", len(data), expected.nbytes, rule)
+    size = expected.itemsize
+    want = expected.tobytes()
+    for offset in range(expected.size):
+        got_item, want_item = (b[offset * size : (offset + 1) * size] for b in (data, want))
+        if (skip is None or not skip[offset]) and got_item != want_item:
+            what_item = f"bytes of the element at offset {offset} in {what}"
+            raise Mismatch(what_item, Bytes(got_item), Bytes(want_item), rule)
+
+
 def assert_same_bytes(data: bytes, expected: np.ndarray) -> None:
     """`data` is NumPy's bytes for `expected`; any NaN pattern may stand for a NaN."""
-    assert len(data) == expected.nbytes
     if expected.dtype not in FLOAT_DTYPES:
-        assert data == expected.tobytes()
+        expect_bytes("tobytes()", data, expected)
         return
+    rule = f"NumPy's tobytes(): {expected.itemsize} bytes per element"
+    expect("number of bytes in tobytes()", len(data), expected.nbytes, rule)
     got = np.frombuffer(data, dtype=expected.dtype)
     with np.errstate(invalid="ignore"):
         nan = np.isnan(expected.astype(np.float64))
-        assert np.isnan(got[nan].astype(np.float64)).all()
-    assert got[~nan].tobytes() == expected[~nan].tobytes()
+        got_nan = np.isnan(got.astype(np.float64))
+    for offset in np.flatnonzero(nan & ~got_nan):
+        rule = "any NaN pattern may stand for a NaN, but it must be one"
+        raise Mismatch(
+            f"element at offset {offset} read from tobytes()",
+            float(got[offset]),
+            float("nan"),
+            rule,
+        )
+    expect_bytes("tobytes()", data, expected, skip=nan)
 
 
 def value_strategy(dtype: tenxor.DType) -> st.SearchStrategy:
@@ -427,16 +544,20 @@ def value_strategy(dtype: tenxor.DType) -> st.SearchStrategy:
 
 def assert_same_elements(storage: Storage, expected: np.ndarray) -> None:
     """The storage holds exactly NumPy's elements: NaN where NumPy has NaN, the sign of zero."""
-    assert len(storage) == expected.size
+    expect("length of the storage", len(storage), expected.size, "one element per value")
     result = stored_values(storage, expected.dtype)
-    assert_equal_arrays(result, expected)
+    assert_equal_arrays("the storage", result, expected, AS_NUMPY)
     if expected.dtype in FLOAT_DTYPES:
         numbers = ~np.isnan(expected.astype(np.float64))
         signs = np.signbit(result[numbers].astype(np.float64))
-        np.testing.assert_array_equal(signs, np.signbit(expected[numbers].astype(np.float64)))
+        expected_signs = np.signbit(expected[numbers].astype(np.float64))
+        for offset in np.flatnonzero(numbers)[signs != expected_signs][:1]:
+            got, due = float(result[offset]), float(expected[offset])
+            rule = "the sign is kept, -0.0 too"
+            raise Mismatch(f"the storage, the element at offset {offset}", got, due, rule)
     for offset in range(len(storage)):
         single = np.array([storage[offset]], dtype=expected.dtype)
-        assert_equal_arrays(single, expected[offset : offset + 1])
+        assert_equal_arrays(f"storage[{offset}]", single, expected[offset : offset + 1], AS_NUMPY)
 
 
 @pytest.mark.parametrize("dtype", storage_params)
@@ -447,7 +568,8 @@ def test_storage_holds_values_as_numpy_stores_them(dtype):
     values = sample_values(dtype)
     expected = numpy_stored(values, dtype)
     storage = Storage(values, dtype)
-    assert storage.dtype is dtype
+    if storage.dtype is not dtype:
+        raise Mismatch("dtype of the storage", storage.dtype, dtype, "the dtype it was made with")
     assert_same_elements(storage, expected)
     if dtype is not tenxor.bfloat16:
         assert_strided_tensor_matches(storage, expected)
@@ -457,7 +579,7 @@ def test_storage_holds_values_as_numpy_stores_them(dtype):
 @given(data=st.data())
 def test_storage_of_random_values_matches_numpy(dtype, data):
     """Random values (any float, any int in range) are stored exactly as NumPy stores them."""
-    values = data.draw(st.lists(value_strategy(dtype), min_size=12, max_size=12))
+    values = data.draw(st.lists(value_strategy(dtype), min_size=12, max_size=12), label="values")
     expected = numpy_stored(values, dtype)
     storage = Storage(values, dtype)
     assert_same_elements(storage, expected)
@@ -472,13 +594,17 @@ def test_storage_bytes_and_itemsize_match_numpy(dtype):
     values = sample_values(dtype)
     expected = numpy_stored(values, dtype)
     storage = Storage(values, dtype)
-    assert dtype.itemsize == expected.itemsize
-    assert storage.tobytes() == expected.tobytes()
-    assert len(storage.tobytes()) == len(values) * dtype.itemsize
+    expect(f"itemsize of {dtype.name}", dtype.itemsize, expected.itemsize, "NumPy's itemsize")
+    expect_bytes("tobytes()", storage.tobytes(), expected)
+    rule = "itemsize bytes per element"
+    expect(
+        "number of bytes in tobytes()", len(storage.tobytes()), len(values) * dtype.itemsize, rule
+    )
     if dtype is not tenxor.bfloat16:
         view = expected.reshape(3, 2, 2).transpose(2, 0, 1)
         t = Tenxor(storage, Layout(view.shape, tuple(s // view.itemsize for s in view.strides)))
-        assert t.byte_strides == view.strides
+        what = f"byte strides of a tensor with {t.layout}"
+        expect(what, t.byte_strides, view.strides, NUMPY_STRIDES)
 
 
 @pytest.mark.parametrize("dtype", storage_params)
@@ -493,7 +619,7 @@ def test_storage_setitem_stores_as_numpy_does(dtype):
         with np.errstate(over="ignore", invalid="ignore"):
             expected[offset] = value
     assert_same_elements(storage, expected)
-    assert storage.tobytes() == expected.tobytes()
+    expect_bytes("tobytes()", storage.tobytes(), expected)
     if dtype is not tenxor.bfloat16:
         assert_strided_tensor_matches(storage, expected)
 
@@ -526,12 +652,21 @@ def test_same_bytes_read_as_another_dtype_match_numpy_view(source, target):
     assert_same_bytes(storage.tobytes(), stored.reshape(-1))
     data = storage.tobytes()
     expected = stored.view(numpy_dtype(target))
-    assert len(data) // target.itemsize == expected.size
+    rule = f"{target.itemsize} bytes per {target.name} element"
+    expect(
+        f"number of {target.name} elements in the bytes",
+        len(data) // target.itemsize,
+        expected.size,
+        rule,
+    )
     other = Storage(read_as(data, target), target)
-    assert len(other) == expected.size
-    assert_equal_arrays(stored_values(other, expected.dtype), expected.reshape(-1))
+    expect(f"length of the {target.name} storage", len(other), expected.size, rule)
+    rule = f"NumPy's .view({target.name}) of the same bytes"
+    got = stored_values(other, expected.dtype)
+    assert_equal_arrays(f"the {target.name} storage", got, expected.reshape(-1), rule)
     if target is not tenxor.bool:
         assert_same_bytes(other.tobytes(), expected.reshape(-1))
     if tenxor.bfloat16 not in (source, target):
         t = Tenxor(other, Layout(expected.shape, row_major_strides(expected.shape)))
-        assert t.byte_strides == expected.strides
+        what = f"byte strides of a tensor with {t.layout}"
+        expect(what, t.byte_strides, expected.strides, NUMPY_STRIDES)

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tenxor.strides import (
@@ -20,7 +20,10 @@ from tenxor.strides import (
     offset_to_index,
 )
 from tests.support import (
+    Case,
+    Mismatch,
     cases,
+    expect,
     layouts,
     make_tensor,
     numpy_view,
@@ -28,6 +31,7 @@ from tests.support import (
     reach,
     row_major_strides,
     sizes,
+    storage_shared,
     strided,
 )
 
@@ -41,6 +45,29 @@ def numpy_strides(shape: tuple[int, ...], order: str) -> tuple[int, ...]:
 def sizes_at_least_1(shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape with every size-0 dim counted as size 1."""
     return tuple(max(size, 1) for size in shape)
+
+
+def expect_type(what: str, value: object, expected: type) -> None:
+    """`value` is of exactly the type `expected` (a subclass, a list for a tuple, fails)."""
+    if type(value) is not expected:
+        raise Mismatch(f"type of {what}", type(value).__name__, expected.__name__)
+
+
+ROW_MAJOR = "row-major: each dim moves by the product of the sizes after it"
+COLUMN_MAJOR = "column-major: each dim moves by the product of the sizes before it"
+OFFSET_RULE = "the storage offset plus each index entry times its dim's stride"
+UNRAVEL = "np.unravel_index: the index whose row-major offset it is"
+ODOMETER = "np.ndindex order: the last dim counts fastest; None after the last index"
+C_CONTIGUOUS = "NumPy's C_CONTIGUOUS flag of the same view"
+
+
+def contiguity_rule(shape: tuple[int, ...]) -> str:
+    """The rule for is_contiguous, with the special cases that `shape` has."""
+    if 0 in shape:
+        return f"{C_CONTIGUOUS}; a layout with no elements is contiguous"
+    if 1 in shape:
+        return f"{C_CONTIGUOUS}; dims of size 1 may have any stride"
+    return C_CONTIGUOUS
 
 
 nonempty_shapes = st.lists(st.integers(1, 5) | st.just(1), max_size=6).map(tuple)
@@ -59,9 +86,11 @@ SIZE_0_SHAPES = [(0,), (2, 0), (0, 3), (2, 0, 3), (4, 1, 0, 2)]
 
 @pytest.mark.exercise("2.1")
 @given(nonempty_shapes)
+@example((2, 3, 4))
 def test_contiguous_strides_match_numpy_c_order(shape):
     """Row-major strides are NumPy's C-order strides // itemsize, size-1 dims included."""
-    assert contiguous_strides(shape) == numpy_strides(shape, "C")
+    expected = numpy_strides(shape, "C")
+    expect(f"row-major strides of {shape}", contiguous_strides(shape), expected, ROW_MAJOR)
 
 
 @pytest.mark.exercise("2.1")
@@ -70,16 +99,17 @@ def test_contiguous_strides_of_chosen_shapes(shape):
     """The last dim moves by 1 and each earlier dim by the product of the sizes after it (not
     reversed, not including its own size)."""
     result = contiguous_strides(shape)
-    assert isinstance(result, tuple)
-    assert result == numpy_strides(shape, "C")
+    expect_type("the row-major strides", result, tuple)
+    expect(f"row-major strides of {shape}", result, numpy_strides(shape, "C"), ROW_MAJOR)
 
 
 @pytest.mark.exercise("2.1")
 def test_contiguous_strides_of_a_list_shape():
     """A shape given as a list gives the same tuple and is not modified."""
     shape = [2, 3, 4]
-    assert contiguous_strides(shape) == numpy_strides((2, 3, 4), "C")
-    assert shape == [2, 3, 4]
+    expected = numpy_strides((2, 3, 4), "C")
+    expect("row-major strides of [2, 3, 4]", contiguous_strides(shape), expected, ROW_MAJOR)
+    expect("the shape list after the call", shape, [2, 3, 4], "the argument is not modified")
 
 
 @pytest.mark.exercise("2.1")
@@ -88,14 +118,18 @@ def test_contiguous_strides_with_a_size_0_dim_match_numpy(shape):
     """A size-0 dim counts as size 1 (PyTorch's convention), so the strides are NumPy's
     C-order strides of the shape with every 0 replaced by 1. (A new NumPy array of a size-0
     shape has all-zero strides instead; no element is ever read, so both are valid.)"""
-    assert contiguous_strides(shape) == numpy_strides(sizes_at_least_1(shape), "C")
+    expected = numpy_strides(sizes_at_least_1(shape), "C")
+    rule = "a size-0 dim counts as 1"
+    expect(f"row-major strides of {shape}", contiguous_strides(shape), expected, rule)
 
 
 @pytest.mark.exercise("2.2")
 @given(nonempty_shapes)
+@example((2, 3, 4))
 def test_column_major_strides_match_numpy_f_order(shape):
     """Column-major strides are NumPy's F-order strides // itemsize, size-1 dims included."""
-    assert column_major_strides(shape) == numpy_strides(shape, "F")
+    expected = numpy_strides(shape, "F")
+    expect(f"column-major strides of {shape}", column_major_strides(shape), expected, COLUMN_MAJOR)
 
 
 @pytest.mark.exercise("2.2")
@@ -103,18 +137,20 @@ def test_column_major_strides_match_numpy_f_order(shape):
 def test_column_major_strides_of_chosen_shapes(shape):
     """The first dim moves by 1 and each later dim by the product of the sizes before it."""
     result = column_major_strides(shape)
-    assert isinstance(result, tuple)
-    assert result == numpy_strides(shape, "F")
+    expect_type("the column-major strides", result, tuple)
+    expect(f"column-major strides of {shape}", result, numpy_strides(shape, "F"), COLUMN_MAJOR)
 
 
 @pytest.mark.exercise("2.2")
 def test_column_major_strides_are_not_row_major_strides():
     """For a non-square shape the two orders differ; the F order is not the C order reversed."""
     shape = (2, 3, 4)
-    assert column_major_strides(shape) == numpy_strides(shape, "F")
-    assert column_major_strides(shape) != numpy_strides(shape, "C")
-    assert column_major_strides(shape) != numpy_strides(shape, "C")[::-1]
-    assert column_major_strides([4, 5]) == numpy_strides((4, 5), "F")
+    expected = numpy_strides(shape, "F")
+    assert expected not in (numpy_strides(shape, "C"), numpy_strides(shape, "C")[::-1])
+    rule = "not the row-major strides, nor those reversed"
+    expect("column-major strides of (2, 3, 4)", column_major_strides(shape), expected, rule)
+    expected = numpy_strides((4, 5), "F")
+    expect("column-major strides of [4, 5]", column_major_strides([4, 5]), expected, COLUMN_MAJOR)
 
 
 @pytest.mark.exercise("2.2")
@@ -122,7 +158,9 @@ def test_column_major_strides_are_not_row_major_strides():
 def test_column_major_strides_with_a_size_0_dim_match_numpy(shape):
     """A size-0 dim counts as size 1, as for row-major strides: NumPy's F-order strides of the
     shape with every 0 replaced by 1."""
-    assert column_major_strides(shape) == numpy_strides(sizes_at_least_1(shape), "F")
+    expected = numpy_strides(sizes_at_least_1(shape), "F")
+    rule = "a size-0 dim counts as 1"
+    expect(f"column-major strides of {shape}", column_major_strides(shape), expected, rule)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -135,11 +173,11 @@ def test_layout_is_immutable():
     """Assigning to a Layout's fields fails, and the layout still reads the same offsets."""
     layout = Layout((2, 3), (3, 1), 4)
     for field, value in (("shape", (6,)), ("strides", (1, 1)), ("offset", 0)):
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with raises_naming(dataclasses.FrozenInstanceError, rule="a Layout is immutable"):
             setattr(layout, field, value)
-    assert (layout.shape, layout.strides, layout.offset) == ((2, 3), (3, 1), 4)
+    expect("the layout after the assignments", layout, Layout((2, 3), (3, 1), 4), "immutable")
     view = numpy_view(np.arange(10), layout)
-    assert index_to_offset((1, 2), layout) == view[1, 2]
+    expect("offset of index (1, 2)", index_to_offset((1, 2), layout), int(view[1, 2]), OFFSET_RULE)
 
 
 @pytest.mark.exercise("2.3")
@@ -147,14 +185,18 @@ def test_layout_from_lists_is_the_same_value():
     """Lists become tuples: equal, hashable, and read at the same offsets."""
     from_lists = Layout([2, 3], [1, 2], 5)
     layout = Layout((2, 3), (1, 2), 5)
-    assert from_lists == layout
-    assert hash(from_lists) == hash(layout)
-    assert from_lists.shape == (2, 3) and from_lists.strides == (1, 2)
-    assert from_lists.ndim == 2 and Layout((), ()).ndim == 0
-    assert Layout((4,), (1,)).offset == 0
+    tuples = "lists become tuples"
+    expect("Layout([2, 3], [1, 2], 5)", from_lists, layout, tuples)
+    expect("hash of Layout([2, 3], [1, 2], 5)", hash(from_lists), hash(layout), tuples)
+    expect("shape of Layout([2, 3], [1, 2], 5)", from_lists.shape, (2, 3), tuples)
+    expect("strides of Layout([2, 3], [1, 2], 5)", from_lists.strides, (1, 2), tuples)
+    expect("ndim of Layout([2, 3], [1, 2], 5)", from_lists.ndim, 2, "one dim per size")
+    expect("ndim of Layout((), ())", Layout((), ()).ndim, 0, "one dim per size")
+    expect("storage offset of Layout((4,), (1,))", Layout((4,), (1,)).offset, 0, "0 by default")
     view = numpy_view(np.arange(12), layout)
     for index in np.ndindex(layout.shape):
-        assert index_to_offset(index, from_lists) == view[index]
+        got = index_to_offset(index, from_lists)
+        expect(f"offset of index {index}", got, int(view[index]), OFFSET_RULE)
 
 
 BAD_LAYOUTS = [
@@ -184,13 +226,15 @@ def test_layout_rejects_bad_input_and_names_it(args, error, named):
 
 @pytest.mark.exercise("2.3")
 @given(layouts())
+@example((Layout((3, 4), (1, 3), 2), 14))
 def test_index_to_offset_matches_numpy_view(layout_and_size):
     """Over a buffer holding 0, 1, 2, ... the value NumPy's view has at an index IS its offset:
     any strides (negative, zero, gaps), any storage offset, 0-d and size-1 dims."""
     layout, size = layout_and_size
     view = numpy_view(np.arange(size), layout)
     for index in np.ndindex(layout.shape):
-        assert index_to_offset(index, layout) == view[index], index
+        got = index_to_offset(index, layout)
+        expect(f"offset of index {index}", got, int(view[index]), OFFSET_RULE)
 
 
 CHOSEN_LAYOUTS = [
@@ -216,8 +260,8 @@ def test_index_to_offset_of_chosen_layouts(layout):
     view = numpy_view(np.arange(layout.offset + high + 1), layout)
     for index in np.ndindex(layout.shape):
         result = index_to_offset(index, layout)
-        assert type(result) is int
-        assert result == view[index], index
+        expect_type(f"the offset of index {index}", result, int)
+        expect(f"offset of index {index}", result, int(view[index]), OFFSET_RULE)
 
 
 @pytest.mark.exercise("2.3")
@@ -225,7 +269,8 @@ def test_index_to_offset_accepts_a_list_index():
     """An index given as a list works like the tuple."""
     layout = Layout((3, 4), (1, 3), 2)
     view = numpy_view(np.arange(14), layout)
-    assert index_to_offset([2, 3], layout) == view[2, 3]
+    got = index_to_offset([2, 3], layout)
+    expect("offset of index [2, 3]", got, int(view[2, 3]), "a list index works like a tuple")
 
 
 BAD_INDICES = [
@@ -263,8 +308,10 @@ def unravel(offset: int, shape: tuple[int, ...]) -> tuple[int, ...]:
 def test_offset_to_index_matches_numpy_unravel_index(shape, data):
     """offset_to_index is np.unravel_index in C order."""
     total = int(np.prod(shape, dtype=np.int64))
-    offset = data.draw(st.integers(0, total - 1) | st.sampled_from([0, total - 1]))
-    assert offset_to_index(offset, shape) == unravel(offset, shape)
+    offset = data.draw(st.integers(0, total - 1) | st.sampled_from([0, total - 1]), label="offset")
+    expect(
+        f"index of offset {offset}", offset_to_index(offset, shape), unravel(offset, shape), UNRAVEL
+    )
 
 
 @pytest.mark.exercise("2.4")
@@ -274,8 +321,9 @@ def test_offset_to_index_of_every_offset(shape):
     column-major), as a tuple of ints."""
     for offset in range(int(np.prod(shape, dtype=np.int64))):
         result = offset_to_index(offset, shape)
-        assert result == unravel(offset, shape), offset
-        assert isinstance(result, tuple) and all(type(i) is int for i in result)
+        expect(f"index of offset {offset}", result, unravel(offset, shape), UNRAVEL)
+        if not isinstance(result, tuple) or any(type(i) is not int for i in result):
+            raise Mismatch(f"index of offset {offset}", result, "a tuple of Python ints")
 
 
 @pytest.mark.exercise("2.4")
@@ -284,7 +332,8 @@ def test_offset_to_index_inverts_row_major_offsets():
     shape = (2, 3, 4)
     offsets = np.arange(24).reshape(shape)
     for index in np.ndindex(shape):
-        assert offset_to_index(int(offsets[index]), list(shape)) == index
+        offset = int(offsets[index])
+        expect(f"index of offset {offset}", offset_to_index(offset, list(shape)), index, UNRAVEL)
 
 
 BAD_OFFSETS = [
@@ -321,11 +370,30 @@ def walk(shape: tuple[int, ...]) -> list[tuple[int, ...]]:
     return visited
 
 
+def expect_walk(shape: tuple[int, ...]) -> None:
+    """The walk from the zero index is np.ndindex(shape); otherwise the failure names the first
+    step that went wrong: the index next_index was given, what it returned, what was due."""
+    visited = walk(shape)
+    order = list(np.ndindex(shape))
+    if visited == order:
+        return
+    step = next(
+        (i for i, (got, due) in enumerate(zip(visited, order)) if got != due),
+        min(len(visited), len(order)),
+    )
+    got = visited[step] if step < len(visited) else None
+    due = order[step] if step < len(order) else None
+    before = f"the index after {visited[step - 1]}" if step else "the first index"
+    expect(f"{before} in shape {shape}", got, due, ODOMETER)
+    expect(f"the walk through shape {shape}", visited, order, ODOMETER)
+
+
 @pytest.mark.exercise("2.5")
 @given(small_nonempty_shapes)
+@example((2, 3, 4))
 def test_next_index_walks_every_index_in_numpy_order(shape):
     """From the zero index, next_index visits exactly np.ndindex(shape), in order, then None."""
-    assert walk(shape) == list(np.ndindex(shape))
+    expect_walk(shape)
 
 
 @pytest.mark.exercise("2.5")
@@ -335,7 +403,7 @@ def test_next_index_steps_to_the_following_index(shape):
     wrap around to the zero index)."""
     order = list(np.ndindex(shape))
     for here, there in zip(order, order[1:] + [None]):
-        assert next_index(here, shape) == there, here
+        expect(f"the index after {here}", next_index(here, shape), there, ODOMETER)
 
 
 @pytest.mark.exercise("2.5")
@@ -343,9 +411,15 @@ def test_next_index_carries_like_an_odometer():
     """The last dim counts; a full dim wraps to 0 and carries into the dim before it."""
     shape = (2, 3, 4)
     order = list(np.ndindex(shape))
+    carry = "the last dim counts; a full dim wraps to 0 and carries into the dim before it"
     for here in [(0, 0, 3), (0, 2, 3), (1, 1, 3), (0, 1, 2)]:
-        assert next_index(here, shape) == order[order.index(here) + 1]
-    assert next_index((1, 2, 3), shape) is None
+        expect(
+            f"the index after {here}", next_index(here, shape), order[order.index(here) + 1], carry
+        )
+    result = next_index((1, 2, 3), shape)
+    if result is not None:
+        rule = "the walk ends there; it does not wrap around"
+        raise Mismatch("the index after the last index (1, 2, 3)", result, None, rule)
 
 
 @pytest.mark.exercise("2.5")
@@ -353,8 +427,8 @@ def test_next_index_does_not_change_its_argument():
     """An index given as a list is left as it was; the result is a new tuple."""
     index = [0, 2, 3]
     result = next_index(index, (2, 3, 4))
-    assert result == list(np.ndindex((2, 3, 4)))[12]
-    assert index == [0, 2, 3]
+    expect("the index after [0, 2, 3]", result, list(np.ndindex((2, 3, 4)))[12], "a new tuple")
+    expect("the index list after the call", index, [0, 2, 3], "the argument is not modified")
 
 
 BAD_STEPS = [
@@ -414,10 +488,13 @@ def numpy_c_contiguous(layout: Layout, size: int) -> bool:
 
 @pytest.mark.exercise("2.6")
 @given(layouts() | nearly_contiguous_layouts())
+@example((Layout((2, 3, 4), (12, 4, 1), 1), 25))
 def test_is_contiguous_matches_numpy(layout_and_size):
     """is_contiguous is NumPy's C_CONTIGUOUS flag of the same view."""
     layout, size = layout_and_size
-    assert is_contiguous(layout) == numpy_c_contiguous(layout, size)
+    got = is_contiguous(layout)
+    expected = numpy_c_contiguous(layout, size)
+    expect(f"is_contiguous of {layout}", got, expected, contiguity_rule(layout.shape))
 
 
 CONTIGUITY_CASES = [
@@ -455,26 +532,37 @@ def test_is_contiguous_of_chosen_layouts(layout):
     column-major order are not row-major contiguous. NumPy decides each case."""
     _, high = reach(layout.shape, layout.strides)
     result = is_contiguous(layout)
-    assert type(result) is bool
-    assert result == numpy_c_contiguous(layout, layout.offset + high + 1)
+    expect_type("the result of is_contiguous", result, bool)
+    expected = numpy_c_contiguous(layout, layout.offset + high + 1)
+    expect(f"is_contiguous of {layout}", result, expected, contiguity_rule(layout.shape))
 
 
 @pytest.mark.exercise("2.6")
 @given(cases())
+@example(Case(np.arange(30.0), Layout((3, 4), (1, 3), 2)))
 def test_tensor_is_contiguous_matches_numpy(case):
     """t.is_contiguous() is NumPy's C_CONTIGUOUS flag of the tensor's view."""
-    assert case.tensor().is_contiguous() == case.array.flags["C_CONTIGUOUS"]
+    got = case.tensor().is_contiguous()
+    expected = bool(case.array.flags["C_CONTIGUOUS"])
+    rule = contiguity_rule(case.layout.shape)
+    expect(f"t.is_contiguous() of a tensor with {case.layout}", got, expected, rule)
 
 
 @pytest.mark.exercise("2.6")
 @given(nearly_contiguous_layouts())
+@example((Layout((2, 3, 4), (12, 4, 1), 1), 25))
 def test_contiguous_tensor_is_its_own_contiguous_version(layout_and_size):
     """t.is_contiguous() follows NumPy, and a contiguous tensor's contiguous() is itself (no
     copy, same storage)."""
     layout, size = layout_and_size
     t = make_tensor(np.arange(size, dtype=np.float64), layout)
     expected = numpy_c_contiguous(layout, size)
-    assert t.is_contiguous() == expected
+    rule = contiguity_rule(layout.shape)
+    expect(f"t.is_contiguous() of a tensor with {layout}", t.is_contiguous(), expected, rule)
     if expected:
         same = t.contiguous()
-        assert same is t and same.storage is t.storage
+        rule = "a contiguous tensor is not copied"
+        if same is not t:
+            raise Mismatch("t.contiguous() of a contiguous tensor", "another tensor", "t", rule)
+        if not storage_shared(same, t):
+            raise Mismatch("storage of t.contiguous()", "a new Storage", "the Storage of t", rule)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tenxor import views as views_module
@@ -34,8 +34,10 @@ from tenxor.views import (
 )
 from tests.support import (
     Case,
+    Mismatch,
     assert_same,
     cases,
+    expect,
     numpy_view,
     raises_naming,
     reach,
@@ -62,37 +64,75 @@ def numpy_strides(array: np.ndarray) -> tuple[int, ...]:
     return tuple(s // array.itemsize for s in array.strides)
 
 
-def assert_layout_matches(layout: Layout, case: Case, expected: np.ndarray) -> None:
+def rules(*parts: str) -> str:
+    """The non-empty `parts`, joined with "; "."""
+    return "; ".join(part for part in parts if part)
+
+
+ANY_SIZE_1_STRIDE = "dims of size 1 may have any stride"
+
+
+def expect_strides(what: str, shape: tuple, strides: tuple, expected: tuple, rule: str) -> None:
+    """`strides` are `expected` on every dim whose size is not 1 (the failure shows `expected`
+    with the given strides of the size-1 dims, so only the real differences stand out)."""
+    due = tuple(s if size == 1 else e for size, s, e in zip(shape, strides, expected))
+    expect(what, tuple(strides), due, rules(rule, ANY_SIZE_1_STRIDE))
+
+
+def assert_layout_matches(
+    layout: Layout, case: Case, expected: np.ndarray, rule: str = "", what: str = "the new layout"
+) -> None:
     """`layout` over `case.buffer` is the NumPy view `expected` of that buffer: same shape and
     values, and (when it holds elements) the same storage offset and the same strides on
-    every dim whose size is not 1."""
-    assert isinstance(layout, Layout), f"expected a Layout, got {layout!r}"
-    assert layout.shape == expected.shape, f"shape {layout.shape} != NumPy's {expected.shape}"
-    assert len(layout.strides) == len(layout.shape)
+    every dim whose size is not 1. `rule` says which NumPy operation made `expected`."""
+    if not isinstance(layout, Layout):
+        raise Mismatch(f"type of {what}", type(layout).__name__, "Layout", rule)
+    expect(f"shape of {what}", layout.shape, expected.shape, rule)
+    expect(f"number of strides of {what}", len(layout.strides), len(layout.shape), "one per dim")
     if expected.size == 0:
         return
+    expect(f"storage offset of {what}", layout.offset, numpy_offset(case, expected), rule)
+    what_strides = f"strides of {what}"
+    expect_strides(what_strides, layout.shape, layout.strides, numpy_strides(expected), rule)
     low, high = reach(layout.shape, layout.strides)
-    assert layout.offset + low >= 0 and layout.offset + high < len(case.buffer), (
-        f"layout {layout} reads outside a storage of {len(case.buffer)} elements"
-    )
-    assert layout.offset == numpy_offset(case, expected), (
-        f"storage offset {layout.offset} != NumPy's {numpy_offset(case, expected)}"
-    )
-    for dim, (size, stride, want) in enumerate(
-        zip(layout.shape, layout.strides, numpy_strides(expected))
-    ):
-        if size != 1:
-            assert stride == want, f"stride {stride} of dim {dim} != NumPy's {want}"
-    np.testing.assert_array_equal(numpy_view(case.buffer, layout), expected)
+    if layout.offset + low < 0 or layout.offset + high >= len(case.buffer):
+        raise Mismatch(
+            f"offsets {what} reads",
+            f"{layout.offset + low} .. {layout.offset + high}",
+            f"within the storage, 0 .. {len(case.buffer) - 1}",
+            rules(rule, "a view reads only elements of the tensor it views"),
+        )
+    expect(f"elements {what} reads", numpy_view(case.buffer, layout), expected, rule)
 
 
-def assert_view_matches(result: Tenxor, t: Tenxor, case: Case, expected: np.ndarray) -> None:
+def assert_view_matches(
+    result: Tenxor, t: Tenxor, case: Case, expected: np.ndarray, rule: str = ""
+) -> None:
     """`result` is a view of `t` (same Storage object) that reads what NumPy's `expected`
     reads from the same buffer."""
-    assert isinstance(result, Tenxor)
-    assert storage_shared(result, t), "a view must share the storage of the tensor it views"
-    assert_layout_matches(result.layout, case, expected)
-    assert_same(result, expected)
+    if not isinstance(result, Tenxor):
+        raise Mismatch("type of the result", type(result).__name__, "Tenxor", rule)
+    if not storage_shared(result, t):
+        raise Mismatch(
+            "storage of the view",
+            "a new Storage",
+            "the Storage of the tensor it views",
+            "a view shares storage",
+        )
+    assert_layout_matches(result.layout, case, expected, rule, what="the view")
+    assert_same(result, expected, what="the view", rule=rule)
+
+
+def expect_copy(result: Tenxor, t: Tenxor, what: str, rule: str) -> None:
+    """`result` reads a new Storage, not the one of `t`."""
+    if storage_shared(result, t):
+        raise Mismatch(f"storage of {what}", "the Storage of the tensor", "a new Storage", rule)
+
+
+def expect_row_major(what: str, result: Tenxor, shape: tuple[int, ...], rule: str) -> None:
+    """The strides of `result` are row-major for `shape` (dims of size 1: any stride)."""
+    expected = row_major_strides(shape)
+    expect_strides(f"strides of {what}", result.shape, result.strides, expected, rule)
 
 
 def as_items(key: Any) -> tuple[Any, ...]:
@@ -128,6 +168,14 @@ def strided_case(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) 
     assert offset + low >= 0
     buffer = np.random.default_rng(1).uniform(-10, 10, offset + high + 2)
     return Case(buffer, Layout(shape, strides, offset))
+
+
+def counting_case(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Case:
+    """As strided_case, over a buffer holding 0.0, 1.0, 2.0, ...: each element's value is its
+    offset, which makes the examples property tests try first easy to read."""
+    low, high = reach(shape, strides)
+    assert offset + low >= 0
+    return Case(np.arange(offset + high + 2.0), Layout(shape, strides, offset))
 
 
 # -- stand-ins for exercises that a copy path calls -------------------------------------------
@@ -283,8 +331,12 @@ def shapes_and_counts(draw: st.DrawFn) -> tuple[tuple[int, ...], int]:
     return tuple(shape), count
 
 
+RESHAPE = "as NumPy's reshape fills in the -1"
+
+
 @pytest.mark.exercise("3.1")
 @given(shapes_and_counts())
+@example(((2, -1, 4), 24))
 def test_infer_shape_matches_numpy_reshape(shape_and_count):
     """infer_shape fills in the -1 as NumPy's reshape does, and raises a ValueError naming the
     shape exactly when NumPy cannot reshape that many elements to it."""
@@ -292,10 +344,13 @@ def test_infer_shape_matches_numpy_reshape(shape_and_count):
     try:
         expected = np.empty(count).reshape(shape).shape
     except ValueError:
+        expected = None  # checked below, outside the handler: NumPy's error is no finding
+    if expected is None:
         with raises_naming(ValueError, shape):
             infer_shape(shape, count)
     else:
-        assert tuple(infer_shape(shape, count)) == expected
+        what = f"the shape {shape} for {count} elements"
+        expect(what, tuple(infer_shape(shape, count)), expected, RESHAPE)
 
 
 @pytest.mark.exercise("3.1")
@@ -315,8 +370,10 @@ def test_infer_shape_matches_numpy_reshape(shape_and_count):
 def test_infer_shape_examples(shape, count):
     """Small shapes, including a -1 that must become 0, give NumPy's shape as a tuple."""
     result = infer_shape(shape, count)
-    assert isinstance(result, tuple)
-    assert result == np.empty(count).reshape(shape).shape
+    if not isinstance(result, tuple):
+        raise Mismatch("type of the inferred shape", type(result).__name__, "tuple")
+    expected = np.empty(count).reshape(shape).shape
+    expect(f"the shape {shape} for {count} elements", result, expected, RESHAPE)
 
 
 @pytest.mark.exercise("3.1")
@@ -363,23 +420,29 @@ def squeeze_dims(draw: st.DrawFn, shape: tuple[int, ...]) -> Any:
     return tuple(spelled(d) for d in chosen)
 
 
+SQUEEZE = "np.squeeze drops the size-1 dims named (all when none is)"
+SQUEEZE_EXAMPLE = (counting_case((2, 1, 3, 1), (3, 7, 1, 5), offset=4), 1)
+
+
 @pytest.mark.exercise("3.2")
 @given(cases_with(squeeze_dims))
+@example(SQUEEZE_EXAMPLE)
 def test_squeeze_layout_matches_numpy(case_and_dim):
     """squeeze_layout drops exactly the dims np.squeeze drops and keeps offset and strides."""
     case, dim = case_and_dim
     expected = np.squeeze(case.array, axis=dim)
-    assert_layout_matches(squeeze_layout(case.layout, dim), case, expected)
+    assert_layout_matches(squeeze_layout(case.layout, dim), case, expected, SQUEEZE)
 
 
 @pytest.mark.exercise("3.2")
 @given(cases_with(squeeze_dims))
+@example(SQUEEZE_EXAMPLE)
 def test_tensor_squeeze_is_a_view(case_and_dim):
     """t.squeeze(dim) is a view sharing storage, equal to np.squeeze."""
     case, dim = case_and_dim
     t = case.tensor()
     result = t.squeeze() if dim is None else t.squeeze(dim)
-    assert_view_matches(result, t, case, np.squeeze(case.array, axis=dim))
+    assert_view_matches(result, t, case, np.squeeze(case.array, axis=dim), SQUEEZE)
 
 
 @pytest.mark.exercise("3.2")
@@ -400,7 +463,8 @@ def test_squeeze_layout_removes_the_named_dim(shape, strides, dim):
     """The named size-1 dim goes (negative dims count from the end); the others keep their
     sizes and strides in order."""
     case = strided_case(shape, strides, offset=20)
-    assert_layout_matches(squeeze_layout(case.layout, dim), case, np.squeeze(case.array, dim))
+    expected = np.squeeze(case.array, dim)
+    assert_layout_matches(squeeze_layout(case.layout, dim), case, expected, SQUEEZE)
 
 
 @pytest.mark.exercise("3.2")
@@ -435,22 +499,29 @@ def unsqueeze_dims(shape: tuple[int, ...]) -> st.SearchStrategy[int]:
     return st.integers(-len(shape) - 1, len(shape))
 
 
+EXPAND_DIMS = "NumPy's expand_dims inserts the size-1 dim at that place (-1: at the end)"
+UNSQUEEZE_EXAMPLE = (counting_case((2, 3), (1, 2), offset=1), 1)
+
+
 @pytest.mark.exercise("3.3")
 @given(cases_with(unsqueeze_dims))
+@example(UNSQUEEZE_EXAMPLE)
 def test_unsqueeze_layout_matches_numpy_expand_dims(case_and_dim):
     """unsqueeze_layout inserts a size-1 dim where np.expand_dims does (-1 appends it)."""
     case, dim = case_and_dim
     expected = np.expand_dims(case.array, dim)
-    assert_layout_matches(unsqueeze_layout(case.layout, dim), case, expected)
+    assert_layout_matches(unsqueeze_layout(case.layout, dim), case, expected, EXPAND_DIMS)
 
 
 @pytest.mark.exercise("3.3")
 @given(cases_with(unsqueeze_dims))
+@example(UNSQUEEZE_EXAMPLE)
 def test_tensor_unsqueeze_is_a_view(case_and_dim):
     """t.unsqueeze(dim) is a view sharing storage, equal to np.expand_dims."""
     case, dim = case_and_dim
     t = case.tensor()
-    assert_view_matches(t.unsqueeze(dim), t, case, np.expand_dims(case.array, dim))
+    expected = np.expand_dims(case.array, dim)
+    assert_view_matches(t.unsqueeze(dim), t, case, expected, EXPAND_DIMS)
 
 
 @pytest.mark.exercise("3.3")
@@ -459,6 +530,7 @@ def test_tensor_unsqueeze_is_a_view(case_and_dim):
         lambda shape: st.tuples(st.just(tuple(shape)), unsqueeze_dims(tuple(shape)))
     )
 )
+@example(((2, 3), 1))
 def test_unsqueeze_keeps_a_row_major_tensor_row_major(shape_and_dim):
     """On a row-major tensor every stride, the new dim's too, is the row-major stride of the
     new shape (as NumPy's expand_dims gives), so code that checks strides one by one still
@@ -467,8 +539,11 @@ def test_unsqueeze_keeps_a_row_major_tensor_row_major(shape_and_dim):
     case = random_case(shape)
     expected = np.expand_dims(case.array, dim)
     result = unsqueeze_layout(case.layout, dim)
-    assert_layout_matches(result, case, expected)
-    assert result.strides == numpy_strides(expected) == row_major_strides(expected.shape)
+    assert_layout_matches(result, case, expected, EXPAND_DIMS)
+    row_major = row_major_strides(expected.shape)
+    assert numpy_strides(expected) == row_major
+    rule = "the new size-1 dim too gets the row-major stride of its place, as NumPy's expand_dims"
+    expect("strides of the new layout", result.strides, row_major, rule)
 
 
 @pytest.mark.exercise("3.3")
@@ -505,25 +580,31 @@ def dim_pairs(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, int]:
     return draw(dim), draw(dim)
 
 
+TRANSPOSE = "np.transpose: dim k of the result is dim dims[k] of the input"
+PERMUTE_EXAMPLE = (counting_case((2, 3, 4), (12, 4, 1), offset=0), (1, 2, 0))
+
+
 @pytest.mark.exercise("3.4")
 @given(cases_with(permutations))
+@example(PERMUTE_EXAMPLE)
 def test_permute_layout_matches_numpy_transpose(case_and_dims):
     """permute_layout(layout, dims) is np.transpose(array, dims): dim k is input dim dims[k]."""
     case, dims = case_and_dims
     expected = np.transpose(case.array, dims)
-    assert_layout_matches(permute_layout(case.layout, dims), case, expected)
+    assert_layout_matches(permute_layout(case.layout, dims), case, expected, TRANSPOSE)
 
 
 @pytest.mark.exercise("3.4")
 @given(cases_with(permutations))
+@example(PERMUTE_EXAMPLE)
 def test_tensor_permute_is_a_view(case_and_dims):
     """t.permute(*dims) and t.permute(dims) are views equal to np.transpose."""
     case, dims = case_and_dims
     t = case.tensor()
     expected = np.transpose(case.array, dims)
-    assert_view_matches(t.permute(dims), t, case, expected)
+    assert_view_matches(t.permute(dims), t, case, expected, TRANSPOSE)
     if dims:
-        assert_view_matches(t.permute(*dims), t, case, expected)
+        assert_view_matches(t.permute(*dims), t, case, expected, TRANSPOSE)
 
 
 @pytest.mark.exercise("3.4")
@@ -535,36 +616,41 @@ def test_permute_is_not_its_inverse(dims):
     input, not the other way round."""
     case = strided_case((2, 3, 4), (1, -10, 2), offset=25)
     expected = np.transpose(case.array, dims)
-    assert_layout_matches(permute_layout(case.layout, dims), case, expected)
+    assert_layout_matches(permute_layout(case.layout, dims), case, expected, TRANSPOSE)
 
 
 @pytest.mark.exercise("3.4")
 @given(cases_with(dim_pairs, min_dims=1))
+@example((PERMUTE_EXAMPLE[0], (0, 2)))
 def test_transpose_and_swapaxes_match_numpy(case_and_dims):
     """t.transpose(a, b) and t.swapaxes(a, b) swap two dims as np.swapaxes does."""
     case, (a, b) = case_and_dims
     t = case.tensor()
     expected = np.swapaxes(case.array, a, b)
-    assert_view_matches(t.transpose(a, b), t, case, expected)
-    assert_view_matches(t.swapaxes(a, b), t, case, expected)
+    rule = "np.swapaxes swaps the two dims"
+    assert_view_matches(t.transpose(a, b), t, case, expected, rule)
+    assert_view_matches(t.swapaxes(a, b), t, case, expected, rule)
 
 
 @pytest.mark.exercise("3.4")
 @given(cases())
+@example(PERMUTE_EXAMPLE[0])
 def test_dot_t_reverses_the_dims(case):
     """t.T reverses every dim, as NumPy's .T does (a 0-d or 1-d tensor is unchanged)."""
     t = case.tensor()
-    assert_view_matches(t.T, t, case, case.array.T)
+    assert_view_matches(t.T, t, case, case.array.T, "NumPy's .T reverses the dims")
 
 
 @pytest.mark.exercise("3.4")
 @given(cases_with(dim_pairs, min_dims=1))
+@example((PERMUTE_EXAMPLE[0], (0, 2)))
 def test_movedim_matches_numpy_moveaxis(case_and_dims):
     """t.movedim(source, destination) moves one dim and keeps the others in order."""
     case, (source, destination) = case_and_dims
     t = case.tensor()
     expected = np.moveaxis(case.array, source, destination)
-    assert_view_matches(t.movedim(source, destination), t, case, expected)
+    rule = "np.moveaxis moves one dim and keeps the others in order"
+    assert_view_matches(t.movedim(source, destination), t, case, expected, rule)
 
 
 @pytest.mark.exercise("3.4")
@@ -596,23 +682,32 @@ def test_permute_rejects_what_is_not_a_permutation(dims, error, values):
 # ---------------------------------------------------------------------------------------------
 
 
+INDEXING = "the view NumPy's array[key] makes"
+INDEX_EXAMPLE = (
+    counting_case((2, 3, 4), (12, 4, 1), offset=1),
+    (1, slice(None, None, 2), slice(1, None)),
+)
+
+
 @pytest.mark.exercise("3.5")
 @given(cases_with(index_keys))
+@example(INDEX_EXAMPLE)
 def test_index_layout_matches_numpy_basic_indexing(case_and_key):
     """index_layout(layout, key) is the view NumPy's array[key] makes: ints (negative too),
     slices with any step and any bounds, None and `...`."""
     case, key = case_and_key
     expected = numpy_index(case.array, key)
-    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    assert_layout_matches(index_layout(case.layout, key), case, expected, INDEXING)
 
 
 @pytest.mark.exercise("3.5")
 @given(cases_with(index_keys))
+@example(INDEX_EXAMPLE)
 def test_tensor_getitem_is_a_view(case_and_key):
     """t[key] is a view sharing storage, equal to NumPy's array[key]."""
     case, key = case_and_key
     t = case.tensor()
-    assert_view_matches(t[key], t, case, numpy_index(case.array, key))
+    assert_view_matches(t[key], t, case, numpy_index(case.array, key), INDEXING)
 
 
 @st.composite
@@ -626,14 +721,16 @@ def cases_and_backward_slices(draw: st.DrawFn) -> tuple[Case, tuple[slice, ...]]
 
 @pytest.mark.exercise("3.5")
 @given(cases_and_backward_slices())
+@example((counting_case((3, 4), (4, 1), offset=0), (slice(None, None, -1), slice(3, 0, -2))))
 def test_negative_steps_match_numpy(case_and_key):
     """Slices with negative steps start at the right element (the offset moves there) and
     walk backwards: the stride is the dim's stride times the step."""
     case, key = case_and_key
     expected = numpy_index(case.array, key)
-    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    rule = rules(INDEXING, "a negative step starts at the start bound and walks backwards")
+    assert_layout_matches(index_layout(case.layout, key), case, expected, rule)
     t = case.tensor()
-    assert_view_matches(t[key], t, case, expected)
+    assert_view_matches(t[key], t, case, expected, rule)
 
 
 @pytest.mark.exercise("3.5")
@@ -666,7 +763,7 @@ def test_slices_of_a_strided_vector(key):
     element."""
     case = strided_case((6,), (2,), offset=3)
     expected = numpy_index(case.array, key)
-    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    assert_layout_matches(index_layout(case.layout, key), case, expected, INDEXING)
 
 
 @pytest.mark.exercise("3.5")
@@ -687,7 +784,7 @@ def test_slices_of_a_layout_with_a_negative_stride(key):
     """Slices of a 2-d layout whose dim 1 already runs backwards through storage."""
     case = strided_case((4, 5), (6, -1), offset=7)
     expected = numpy_index(case.array, key)
-    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    assert_layout_matches(index_layout(case.layout, key), case, expected, INDEXING)
 
 
 @pytest.mark.exercise("3.5")
@@ -717,8 +814,12 @@ def test_indexing_rejects_bad_keys(key, error, values):
         case.tensor()[key]
 
 
+GATHER = "NumPy's fancy indexing: a list index gathers into a new row-major tensor"
+
+
 @pytest.mark.exercise("3.5")
 @given(cases_with(lambda shape: index_keys(shape, gather=True), min_dims=1))
+@example((INDEX_EXAMPLE[0], (1, [2, 0, 2], slice(None, None, -2))))
 def test_gather_with_a_list_matches_numpy_fancy_indexing(case_and_key):
     """t[key] with one list index (duplicates and negative entries allowed, combined with
     ints, slices, None and `...`) equals NumPy's fancy indexing and is a contiguous copy."""
@@ -727,13 +828,10 @@ def test_gather_with_a_list_matches_numpy_fancy_indexing(case_and_key):
     t = case.tensor()
     with stand_ins("3.4"):
         result = t[key]
-    assert not storage_shared(result, t), "a gather must copy"
-    assert_same(result, expected)
+    expect_copy(result, t, "the gather result", GATHER)
+    assert_same(result, expected, what="the gather result", rule=GATHER)
     if expected.size:
-        for dim, (size, stride, want) in enumerate(
-            zip(result.shape, result.strides, row_major_strides(expected.shape))
-        ):
-            assert size == 1 or stride == want, f"gather result not row-major at dim {dim}"
+        expect_row_major("the gather result", result, expected.shape, GATHER)
 
 
 @pytest.mark.exercise("3.5")
@@ -762,8 +860,8 @@ def test_gather_examples(key):
     t = case.tensor()
     with stand_ins("3.4"):
         result = t[key]
-    assert not storage_shared(result, t)
-    assert_same(result, case.array[key])
+    expect_copy(result, t, "the gather result", GATHER)
+    assert_same(result, case.array[key], what="the gather result", rule=GATHER)
 
 
 @pytest.mark.exercise("3.5")
@@ -788,27 +886,36 @@ def assert_runs_match_numpy(runs: Any, case: Case) -> None:
     run sizes without a copy (with the runs' strides), and it cannot merge two neighbouring
     runs without a copy. No elements: [(0, 1)]; one element: []."""
     array = case.array
-    assert isinstance(runs, list), f"expected a list of (size, stride), got {runs!r}"
-    assert all(isinstance(run, tuple) and len(run) == 2 for run in runs), runs
+    what = f"the runs of {case.layout}"
+    pairs = "a list of (size, stride) tuples"
+    if not isinstance(runs, list):
+        raise Mismatch(f"type of {what}", type(runs).__name__, "list", pairs)
+    if not all(isinstance(run, tuple) and len(run) == 2 for run in runs):
+        raise Mismatch(what, runs, pairs)
     if array.size <= 1:
-        assert runs == ([(0, 1)] if array.size == 0 else []), f"runs of {case.layout}"
+        rule = "no elements: [(0, 1)]; one element: no runs"
+        expect(what, runs, [(0, 1)] if array.size == 0 else [], rule)
         return
     run_sizes = tuple(size for size, _ in runs)
-    assert all(size > 1 for size in run_sizes), f"a run of size 1 in {runs}"
+    if not all(size > 1 for size in run_sizes):
+        raise Mismatch(what, runs, "runs of size 2 or more", "a dim of size 1 never moves")
     merged = numpy_reshape_view(array, run_sizes)
-    assert merged is not None, f"NumPy cannot view {case.layout} as the runs {runs}"
-    assert numpy_strides(merged) == tuple(stride for _, stride in runs), (
-        f"runs {runs} of {case.layout} != NumPy's strides {numpy_strides(merged)}"
-    )
+    if merged is None:
+        rule = f"NumPy reshapes the layout's {array.size} elements to the run sizes, no copy"
+        raise Mismatch(what, runs, "runs that read the layout's elements in order", rule)
+    rule = "NumPy's strides when it reshapes the layout to the run sizes"
+    expect(f"strides of {what}", tuple(stride for _, stride in runs), numpy_strides(merged), rule)
     for i in range(len(runs) - 1):
         joined = run_sizes[:i] + (run_sizes[i] * run_sizes[i + 1],) + run_sizes[i + 2 :]
-        assert numpy_reshape_view(array, joined) is None, (
-            f"runs {i} and {i + 1} of {runs} step through storage as one run"
-        )
+        if numpy_reshape_view(array, joined) is not None:
+            one_run = [(run_sizes[i] * run_sizes[i + 1], runs[i + 1][1])]
+            rule = "neighbouring dims that step through storage as one are merged into one run"
+            raise Mismatch(f"runs {i} and {i + 1} of {case.layout}", runs[i : i + 2], one_run, rule)
 
 
 @pytest.mark.exercise("3.6")
 @given(cases())
+@example(counting_case((2, 3, 4), (24, 4, 1), offset=1))
 def test_layout_runs_are_the_groups_numpy_merges(case):
     """Any layout (stride 0, negative strides, gaps, size-0 and size-1 dims): the runs read the
     layout's elements in order, and no two neighbouring runs could be one."""
@@ -840,7 +947,8 @@ def test_layout_runs_examples(shape, strides, runs):
     """Row-major, transposed, gapped, stride-0, backwards, size-1 and empty layouts."""
     case = strided_case(shape, strides, offset=9)
     assert_runs_match_numpy(runs, case)  # the expected runs agree with NumPy
-    assert layout_runs(case.layout) == runs
+    rule = "each run: dims that step through storage as one, merged"
+    expect(f"the runs of {case.layout}", layout_runs(case.layout), runs, rule)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -878,16 +986,20 @@ def assert_cut_matches_numpy(runs: list[tuple[int, int]], shape: tuple[int, ...]
     and otherwise NumPy's strides (size-1 dims: the stride of their place)."""
     expected = numpy_reshape_view(runs_case(runs).array, shape)
     result = cut_runs(runs, shape)
+    what = f"strides of the runs {runs} cut into {shape}"
     if expected is None:
-        assert result is None, f"the runs {runs} cannot be cut into {shape}, got {result}"
+        if result is not None:
+            raise Mismatch(what, result, None, "NumPy must copy to reshape these runs so")
         return
-    assert result is not None, f"the runs {runs} can be cut into {shape}, got None"
-    assert len(result) == len(shape), f"{result} has not one stride per dim of {shape}"
     want = list(numpy_strides(expected))
     for dim, size in enumerate(shape):
         if size == 1:
             want[dim] = size_one_stride(shape, tuple(want), dim, runs)
-    assert tuple(result) == tuple(want), f"cutting {runs} into {shape}"
+    rule = "NumPy's reshape without a copy; a size-1 dim gets the stride of its place"
+    if result is None:
+        raise Mismatch(what, None, tuple(want), rule)
+    expect(f"number of {what}", len(result), len(shape), "one stride per dim")
+    expect(what, tuple(result), tuple(want), rule)
 
 
 @pytest.mark.exercise("3.7")
@@ -896,6 +1008,7 @@ def assert_cut_matches_numpy(runs: list[tuple[int, int]], shape: tuple[int, ...]
         lambda runs: st.tuples(st.just(runs), new_shapes(tuple(size for size, _ in runs)))
     )
 )
+@example(([(2, 12), (6, 1)], (2, 3, 2)))
 def test_cut_runs_matches_numpy_reshape_without_copy(runs_and_shape):
     """Runs of any strides cut into shapes made by merging, splitting and inserting 1s."""
     runs, shape = runs_and_shape
@@ -929,7 +1042,13 @@ def test_cut_runs_examples(runs, shape, strides):
     torch.empty(6).view(2, 1, 3).stride() == (3, 3, 1)."""
     assert_cut_matches_numpy(runs, shape)  # the expected strides agree with NumPy
     result = cut_runs(runs, shape)
-    assert result == strides if strides is None else tuple(result) == strides
+    what = f"strides of the runs {runs} cut into {shape}"
+    if strides is None:
+        expect(what, result, None, "NumPy must copy to reshape these runs so")
+    elif result is None:
+        raise Mismatch(what, None, strides, "NumPy's reshape without a copy")
+    else:
+        expect(what, tuple(result), strides, "a size-1 dim gets the stride of its place")
 
 
 @pytest.mark.exercise("3.7")
@@ -954,8 +1073,29 @@ def test_cut_runs_rejects_shapes_of_another_size(runs, shape, values):
 # ---------------------------------------------------------------------------------------------
 
 
+VIEW_EXAMPLE = (counting_case((4, 3), (6, 1), offset=2), (2, 2, 3))
+NO_COPY = "np.reshape without a copy"
+NEEDS_COPY = "NumPy needs a copy to reshape this layout so"
+
+
+def expect_none_layout(layout: object, case: Case, shape: tuple[int, ...]) -> None:
+    """view_layout gave None, as NumPy cannot reshape `case` to `shape` without a copy."""
+    if layout is not None:
+        raise Mismatch(f"view_layout({case.layout}, {shape})", layout, None, NEEDS_COPY)
+
+
+def expect_some_layout(layout: object, case: Case, shape: tuple, expected: np.ndarray) -> None:
+    """view_layout gave a layout, as NumPy reshapes `case` to `shape` without a copy."""
+    if layout is None:
+        due = "a Layout"
+        if expected.size:
+            due = Layout(expected.shape, numpy_strides(expected), numpy_offset(case, expected))
+        raise Mismatch(f"view_layout({case.layout}, {shape})", None, due, NO_COPY)
+
+
 @pytest.mark.exercise("3.7")
 @given(cases_with(new_shapes))
+@example(VIEW_EXAMPLE)
 def test_view_layout_matches_numpy_reshape_without_copy(case_and_shape):
     """view_layout returns a layout exactly when NumPy can reshape without a copy; that layout
     reads the elements of np.reshape (same offset, same strides on dims of size > 1). It
@@ -964,14 +1104,15 @@ def test_view_layout_matches_numpy_reshape_without_copy(case_and_shape):
     expected = numpy_reshape_view(case.array, shape)
     result = view_layout(case.layout, shape)
     if expected is None:
-        assert result is None, f"{case.layout} cannot be viewed as {shape} without a copy"
+        expect_none_layout(result, case, shape)
     else:
-        assert result is not None, f"{case.layout} can be viewed as {shape}, got None"
-        assert_layout_matches(result, case, expected)
+        expect_some_layout(result, case, shape, expected)
+        assert_layout_matches(result, case, expected, NO_COPY)
 
 
 @pytest.mark.exercise("3.7")
 @given(cases_with(new_shapes))
+@example(VIEW_EXAMPLE)
 def test_tensor_view_shares_storage_or_raises(case_and_shape):
     """t.view(shape) is a view equal to np.reshape when the strides allow it, and otherwise a
     ValueError naming the requested shape."""
@@ -982,13 +1123,14 @@ def test_tensor_view_shares_storage_or_raises(case_and_shape):
         with raises_naming(ValueError, shape):
             t.view(shape)
     else:
-        assert_view_matches(t.view(shape), t, case, expected)
+        assert_view_matches(t.view(shape), t, case, expected, NO_COPY)
         if shape:
-            assert_view_matches(t.view(*shape), t, case, expected)
+            assert_view_matches(t.view(*shape), t, case, expected, NO_COPY)
 
 
 @pytest.mark.exercise("3.7")
 @given(cases_with(new_shapes))
+@example((counting_case((3, 4), (1, 3), offset=2), (2, 6)))
 def test_reshape_copies_exactly_when_view_cannot(case_and_shape):
     """t.reshape(shape) is a view when NumPy's reshape is one, else a row-major copy with new
     storage; either way it holds np.reshape's elements."""
@@ -997,14 +1139,12 @@ def test_reshape_copies_exactly_when_view_cannot(case_and_shape):
     expected = np.reshape(case.array, shape)
     result = t.reshape(shape)
     if numpy_reshape_view(case.array, shape) is not None:
-        assert_view_matches(result, t, case, expected)
+        assert_view_matches(result, t, case, expected, NO_COPY)
     else:
-        assert not storage_shared(result, t), "a reshape that cannot be a view must copy"
-        assert_same(result, expected)
-        for size, stride, want in zip(
-            result.shape, result.strides, row_major_strides(expected.shape)
-        ):
-            assert size == 1 or stride == want, f"copy has strides {result.strides}"
+        rule = "a reshape that cannot be a view makes a row-major copy, as np.reshape"
+        expect_copy(result, t, "the reshape", rule)
+        assert_same(result, expected, what="the reshape", rule=rule)
+        expect_row_major("the reshape", result, expected.shape, rule)
 
 
 @pytest.mark.exercise("3.7")
@@ -1042,9 +1182,10 @@ def test_view_layout_examples(shape, strides, new_shape):
     expected = numpy_reshape_view(case.array, new_shape)
     result = view_layout(case.layout, new_shape)
     if expected is None:
-        assert result is None, f"{case.layout} cannot be viewed as {new_shape}"
+        expect_none_layout(result, case, new_shape)
     else:
-        assert_layout_matches(result, case, expected)
+        expect_some_layout(result, case, new_shape, expected)
+        assert_layout_matches(result, case, expected, NO_COPY)
 
 
 @pytest.mark.exercise("3.1")
@@ -1064,7 +1205,8 @@ def test_view_layout_of_at_most_one_element(shape, strides, new_shape):
     case = strided_case(shape, strides, offset=9)
     expected = numpy_reshape_view(case.array, new_shape)
     assert expected is not None
-    assert_layout_matches(view_layout(case.layout, new_shape), case, expected)
+    rule = "at most one element takes any shape of that many elements"
+    assert_layout_matches(view_layout(case.layout, new_shape), case, expected, rule)
 
 
 @pytest.mark.exercise("3.7")
@@ -1074,8 +1216,8 @@ def test_view_of_a_transposed_matrix_needs_a_copy():
     case = strided_case((3, 2), (1, 3), offset=0)
     with pytest.raises(ValueError):
         np.reshape(case.array, (6,), copy=False)
-    assert view_layout(case.layout, (6,)) is None
-    assert view_layout(case.layout, (-1,)) is None
+    expect_none_layout(view_layout(case.layout, (6,)), case, (6,))
+    expect_none_layout(view_layout(case.layout, (-1,)), case, (-1,))
     with raises_naming(ValueError, (3, 2), (1, 3), (6,)):
         case.tensor().view(6)
 
@@ -1108,14 +1250,21 @@ def test_view_rejects_shapes_of_the_wrong_size(shape, new_shape, values):
 
 @pytest.mark.provided  # contiguous() copies with provided code (tenxor/row_major.py)
 @given(cases())
+@example(counting_case((3, 4), (1, 3), offset=2))
 def test_contiguous_returns_self_or_a_row_major_copy(case):
     """contiguous() returns the tensor itself when it is C-contiguous in NumPy's sense, and
     otherwise a row-major copy with new storage and the same elements."""
     t = case.tensor()
     result = t.contiguous()
     if case.array.flags.c_contiguous:
-        assert result is t
+        if result is not t:
+            rule = "a C-contiguous tensor is not copied"
+            raise Mismatch("t.contiguous() of a contiguous tensor", "another tensor", "t", rule)
     else:
-        assert result is not t and not storage_shared(result, t)
-        assert result.strides == row_major_strides(case.array.shape)
-        assert_same(result, case.array)
+        rule = "a tensor that is not C-contiguous is copied in row-major order"
+        if result is t:
+            raise Mismatch("t.contiguous() of a tensor that is not contiguous", "t", "a copy", rule)
+        expect_copy(result, t, "the contiguous copy", rule)
+        expected = row_major_strides(case.array.shape)
+        expect("strides of the contiguous copy", result.strides, expected, rule)
+        assert_same(result, case.array, what="the contiguous copy", rule=rule)
