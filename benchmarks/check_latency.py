@@ -43,8 +43,8 @@ from pathlib import Path
 
 from instructor.regions import find_regions
 from instructor.release import LOCAL_ONLY, write_release, write_tree
-from tenxor.course import warm
 from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.engine import SharedWorker
 from tenxor.course.remembered import REMEMBERED_FILE
 
 from .report import machine, replace_between
@@ -270,7 +270,7 @@ def outside_the_notebook(root: Path, repeats: int, report: Callable[[str], None]
         ]
         found.update(progress_rows(root, repeats))
     finally:
-        warm.SharedWorker(root.resolve()).stop()
+        SharedWorker(root.resolve()).stop()
     for name, samples in found.items():
         report(f"{name}: median {statistics.median(samples):.2f} s")
     return found

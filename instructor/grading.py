@@ -36,8 +36,7 @@ from typing import Any
 
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise
 from tenxor.course.check import record_in_words
-from tenxor.course.failure import Failure
-from tenxor.course.running import (
+from tenxor.course.engine import (
     BOOTSTRAP,
     ISOLATE,
     Limits,
@@ -50,6 +49,7 @@ from tenxor.course.running import (
     start,
     tail,
 )
+from tenxor.course.failure import Failure
 
 from .launcher import BLOCK, JUDGE_USERS, SandboxConfig, SandboxLimits, grading_users, sweep
 from .release import NOT_NEEDED_FOR_TESTS, write_tree

@@ -34,7 +34,7 @@ from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds, records_in
 from instructor.sandbox import Sandbox
 from tenxor.course.catalog import CATALOG, Exercise, prerequisites
-from tenxor.course.explain import Call, call_of, explained, with_calls
+from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import shown
 from tenxor.course.markers import exercise_of
 

@@ -34,7 +34,7 @@ from instructor.plain_data import (
     raised,
 )
 from instructor.worker_group import meter
-from tenxor.course.running import exit_in_words
+from tenxor.course.engine import exit_in_words
 
 TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
 # How often, at most, finished calls read it: all of it is charged to the exercise of the

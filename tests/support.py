@@ -281,6 +281,8 @@ def raises_naming(
         yield raised
     except error as caught:
         raised.value = caught
+    except NotImplementedError:
+        raise  # an exercise not written yet: check says which, and where to write it
     except Exception as other:  # noqa: BLE001 - an error of the wrong type is the finding
         raise WrongError(due, other, rule) from other
     else:

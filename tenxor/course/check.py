@@ -2,8 +2,8 @@
 `check("2.1", hint=True)`: the next hint for the exercise. `check()`: a progress table.
 
 The tests run apart from the notebook's kernel, in a fresh child of a warm worker process
-(see `warm.py`), so edits to the package count at once, without restarting the kernel, a loop
-that never ends is stopped, and an answer comes in a fraction of a second.
+(see `engine/warm.py`), so edits to the package count at once, without restarting the
+kernel, a loop that never ends is stopped, and an answer comes in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -19,11 +19,10 @@ from pathlib import Path
 from typing import TextIO
 
 from .catalog import BY_ID, CATALOG, Exercise, exercise, stub_message
+from .engine import Limits, Result, Run, run_checked, short_name
 from .failure import Failure
 from .hints import HINTS
 from .remembered import fingerprints, recalled, remember
-from .running import Limits, Result, Run, short_name
-from .warm import run_checked
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=20.0, memory_mb=2048)
 PROGRESS_SECONDS = 300.0  # every exercise's tests, for the progress table

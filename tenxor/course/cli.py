@@ -44,7 +44,7 @@ def root_of(arguments: argparse.Namespace) -> Path:
 
 def command_check(arguments: argparse.Namespace) -> int:
     from .check import DONE, check_exercise, progress, show_hint
-    from .warm import use_the_shells_worker
+    from .engine import use_the_shells_worker
 
     use_the_shells_worker()
     if arguments.hint:

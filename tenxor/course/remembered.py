@@ -20,7 +20,7 @@ import tempfile
 from pathlib import Path
 
 from .catalog import CATALOG, prerequisites
-from .running import Result
+from .engine import Result
 
 REMEMBERED_FILE = ".tenxor-results.json"  # in the course folder
 TEST_FOLDERS = ("tests",)

@@ -398,9 +398,9 @@ import itertools
 import instructor.sandbox_worker as worker
 marker = os.path.join(config["hidden"][2], "{JUDGE_MARKER}")
 tags = itertools.cycle([
-    ["M", "tenxor.course.running", "os.system", ["d", ["command", "touch " + marker]]],
+    ["M", "tenxor.course.engine.running", "os.system", ["d", ["command", "touch " + marker]]],
     ["X", "unittest.mock", "ANY"],
-    ["N", "tenxor.course.running", "os.abort"],
+    ["N", "tenxor.course.engine.running", "os.abort"],
     ["F", 0],
 ])
 send = worker.Channel.send

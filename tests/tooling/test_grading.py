@@ -22,7 +22,7 @@ from instructor.grading import (
 )
 from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
 from tenxor.course.catalog import BY_ID
-from tenxor.course.running import Result, Run, run_tests
+from tenxor.course.engine import Result, Run, run_tests
 from tests.tooling.submissions import (
     CHAPTER_1,
     FIXTURES,

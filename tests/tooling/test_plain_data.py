@@ -53,7 +53,7 @@ def from_worker(data: object) -> object:
 @pytest.mark.parametrize(
     "data",
     [
-        ["M", "tenxor.course.running", "os.system", ["d", ["command", "true"]]],
+        ["M", "tenxor.course.engine.running", "os.system", ["d", ["command", "true"]]],
         ["X", "unittest.mock", "ANY"],
         ["N", "builtins", "print"],
         ["F", 0],

@@ -41,7 +41,9 @@ def test_every_exercise_has_a_planted_answer():
     assert planted == set(BY_ID), f"no planted answer for {sorted(set(BY_ID) - planted)}"
 
 
-@pytest.mark.parametrize("answer", PLANTED, ids=lambda answer: f"{answer.exercise}:{answer.mistake}")
+@pytest.mark.parametrize(
+    "answer", PLANTED, ids=lambda answer: f"{answer.exercise}:{answer.mistake}"
+)
 def test_the_report_of_a_planted_answer_states_call_result_and_expectation(
     course: Path, answer: Planted
 ):

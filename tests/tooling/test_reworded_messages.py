@@ -27,7 +27,7 @@ from instructor.regions import Region, find_regions
 from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
 from instructor.verify import suite_options
 from tenxor.course.catalog import BY_ID
-from tenxor.course.running import Limits, run_tests
+from tenxor.course.engine import Limits, run_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided

@@ -22,8 +22,8 @@ from pathlib import Path
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from .catalog import BY_ID, CATALOG, Exercise
-from .failure import Failure, Mismatch, WrongError, error_in_words, shown
+from ..catalog import BY_ID, CATALOG, Exercise
+from ..failure import Failure, Mismatch, WrongError, error_in_words, shown
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
 MESSAGE_LINES, MESSAGE_CHARS = 8, 800

@@ -1,14 +1,15 @@
 """Pytest plugin for the tooling's test runs (check, grade, verify), loaded with
-`-p tenxor.course.runner` in a separate process.
+`-p tenxor.course.engine.runner` in a separate process.
 
 It writes one JSON line per event to the `--results` file, flushed at once, so the parent
 process keeps every finished result even if the run is killed: `collected` (the tests to run),
 `start` and `end` of each test (with its outcome and, for a failure, its `Failure` record: see
 failure.py), `collect-error` for a test file that cannot be imported, `finished` and `timing`.
 It enforces a time limit per test and, with `--check-seconds`, for the whole run (one timer
-serves both), runs only the node ids listed in `--only`, and records which exercise regions
-each test reaches (see `reach`). With `--explain` (check's runs) the first failed test is run
-once more, watching the learner's functions, so its record names the call that went wrong.
+serves both), runs only the node ids listed in `--only`, and passes on what other plugins put
+in a test's `user_properties` (verify's probe: the regions a test reached). With `--explain`
+(check's runs) the first failed test is run once more, watching the learner's functions, so
+its record names the call that went wrong.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from typing import IO, Any
 
 import pytest
 
-from .catalog import BY_ID, stub_message
+from ..failure import Failure, shown
+from ..markers import exercise_of
 from .explain import (
     UNFINISHED,
     TimeLimitExceeded,
@@ -37,27 +39,11 @@ from .explain import (
     watched_calls,
     with_calls,
 )
-from .failure import Failure, shown
-from .markers import exercise_of
 
-__all__ = ["UNFINISHED", "TimeLimitExceeded", "reach"]
+__all__ = ["UNFINISHED", "TimeLimitExceeded"]
 FIRST_SHRINK_SECONDS = 0.5  # for the first failing example, the one a learner reads
 CASE_VALUE_CHARS = 60
 PYTEST_SUMMARY_CHARS = (80 - 15 - 2 - 2) // 2  # how much of each side pytest shows for ==
-
-
-# Set by the plugin around each test: the exercises stubbed for this test, and the exercises
-# whose solution regions the test has reached so far.
-STUBBED: set[str] = set()
-REACHED: set[str] = set()
-
-
-def reach(exercise_id: str) -> None:
-    """Called at the top of every solution region in a probe tree (see verify): notes that the
-    running test reached the region, and raises the exercise's stub error if it is stubbed."""
-    REACHED.add(exercise_id)
-    if exercise_id in STUBBED:
-        raise NotImplementedError(stub_message(BY_ID[exercise_id]))
 
 
 def case_in_words(item: pytest.Item) -> str | None:
@@ -92,6 +78,16 @@ def bound_shrinking(seconds: float) -> None:
 
 def on_alarm(signum: int, frame: Any) -> None:
     raise TimeLimitExceeded("the test ran longer than its time limit")
+
+
+def plain_properties(item: pytest.Item) -> dict[str, Any]:
+    """What other plugins put in a test's `user_properties`, the JSON-ready part."""
+    found = {}
+    for key, value in item.user_properties:
+        with contextlib.suppress(TypeError, ValueError):
+            json.dumps(value)
+            found[str(key)] = value
+    return found
 
 
 class Timer:
@@ -131,7 +127,6 @@ class Recorder:
 
     def __init__(self, config: pytest.Config, stream: IO[str]) -> None:
         self.stream, self.root = stream, Path(str(config.rootpath))
-        self.stub_own = config.getoption("--stub-own")
         self.explain = config.getoption("--explain")
         self.seconds = config.getoption("--check-seconds")
         self.memory_mb = config.getoption("--check-memory-mb")
@@ -163,12 +158,7 @@ class Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None):
         self.write(event="start", test=item.nodeid, time=time.time())
-        REACHED.clear()
-        STUBBED.clear()
-        if self.stub_own:
-            STUBBED.add(exercise_of(item))
         yield
-        STUBBED.clear()
         failure = self.failures.pop(item.nodeid, None)
         # pytest keeps the last failure's traceback, and every frame in it, in sys.last_*;
         # drop them so one test's memory blow-up does not starve the tests after it.
@@ -180,7 +170,8 @@ class Recorder:
             event = {"outcome": "failed", "failure": failure.to_dict()}
             if failure.message.startswith("MemoryError"):
                 gc.collect()
-        self.write(event="end", test=item.nodeid, reached=sorted(REACHED), **event)
+        properties = plain_properties(item)
+        self.write(event="end", test=item.nodeid, properties=properties, **event)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_call(self, item: pytest.Item):
@@ -252,11 +243,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--explain",
         action="store_true",
         help="run the first failed test again to name the learner's call that went wrong",
-    )
-    group.addoption(
-        "--stub-own",
-        action="store_true",
-        help="run each test with its own exercise stubbed (needs a probe tree)",
     )
 
 

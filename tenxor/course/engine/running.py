@@ -1,10 +1,10 @@
 """Run a course tree's tests in a separate, limited process and collect every result.
 
-The child is pytest with the `tenxor.course.runner` plugin. The parent watches its event file:
-a test that runs past its time limit and cannot be interrupted, a run that prints too much or
-outlives its wall-clock limit is killed, and a test that ends the process (`os._exit`, a
-crash, the memory limit) is recorded as failed. The run then resumes with the tests not yet
-run, so one bad test never costs the others their result.
+The child is pytest with the `tenxor.course.engine.runner` plugin. The parent watches its
+event file: a test that runs past its time limit and cannot be interrupted, a run that prints
+too much or outlives its wall-clock limit is killed, and a test that ends the process
+(`os._exit`, a crash, the memory limit) is recorded as failed. The run then resumes with the
+tests not yet run, so one bad test never costs the others their result.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
-from .failure import Failure
+from ..failure import Failure
 
 # The first lines of every child: put the tree given as first argument on the path, so that
 # an editable install of tenxor elsewhere cannot shadow the tree's own package.
@@ -44,7 +44,7 @@ if _sys.platform == "linux":
         _os._exit(1)
 """
 PLUGIN_OPTIONS = (
-    *("-p", "tenxor.course.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
+    *("-p", "tenxor.course.engine.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
     *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),
 )
 POLL_SECONDS = 0.05
@@ -77,8 +77,8 @@ class Result:
     message: str = ""
     unfinished: str | None = None
     timed_out: bool = False
-    reached: tuple[str, ...] = ()
     failure: Failure | None = None
+    properties: dict[str, Any] = field(default_factory=dict)  # other plugins' findings
 
     @property
     def passed(self) -> bool:
@@ -102,11 +102,12 @@ def result_of(test: str, exercise: str, event: dict[str, Any]) -> Result:
     """A test's result from the `end` event the runner plugin wrote (keys it does not know
     are ignored, so a newer plugin's events still read)."""
     outcome = str(event.get("outcome", "failed"))
-    reached = tuple(str(name) for name in event.get("reached", ()))
+    found = event.get("properties")
+    properties = found if isinstance(found, dict) else {}
     if isinstance(event.get("failure"), dict):
         failure = Failure.from_dict(event["failure"])
-        return replace(Result.of_record(test, exercise, outcome, failure), reached=reached)
-    return Result(test, exercise, outcome, str(event.get("message", "")), reached=reached)
+        return replace(Result.of_record(test, exercise, outcome, failure), properties=properties)
+    return Result(test, exercise, outcome, str(event.get("message", "")), properties=properties)
 
 
 @dataclass

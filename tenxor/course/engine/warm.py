@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .catalog import CATALOG
+from ..catalog import CATALOG
 from .running import (
     PLUGIN_OPTIONS,
     Limits,

@@ -4,7 +4,7 @@ imported, and forks a fresh child to run the tests of each check.
 It runs as a script (see `warm.py`, which starts it) and never imports `tenxor` or the tests
 itself, so every child imports the learner's files as they are at that moment. A child runs
 pytest in-process with the course's plugins, writes its events to the file the request names
-(as `tenxor.course.runner` does) and its printed output to another, and exits; the worker
+(as `tenxor.course.engine.runner` does) and its printed output to another, and exits; the worker
 then says how it ended.
 
 The notebook's worker reads one request per line on its standard input and answers on the

@@ -1,0 +1,50 @@
+"""The check engine: runs a course tree's tests in a separate, limited process (`running`),
+with the pytest plugin that records every test's result and failure record (`runner`,
+`explain`), and, for `check()`, in a fresh child of a warm worker (`warm`, `worker`).
+
+What the rest of the course and the instructor's tooling use of it is named here.
+"""
+
+from .explain import Call, call_of, explained, with_calls
+from .runner import UNFINISHED, TimeLimitExceeded
+from .running import (
+    BOOTSTRAP,
+    ISOLATE,
+    PLUGIN_OPTIONS,
+    Limits,
+    Result,
+    Run,
+    exit_in_words,
+    record_not_run,
+    run_tests,
+    short_name,
+    start,
+    tail,
+)
+from .warm import SharedWorker, run_checked, stop_worker, use_the_shells_worker, worker_for
+
+__all__ = [
+    "BOOTSTRAP",
+    "ISOLATE",
+    "PLUGIN_OPTIONS",
+    "UNFINISHED",
+    "Call",
+    "Limits",
+    "Result",
+    "Run",
+    "SharedWorker",
+    "TimeLimitExceeded",
+    "call_of",
+    "exit_in_words",
+    "explained",
+    "record_not_run",
+    "run_checked",
+    "run_tests",
+    "short_name",
+    "start",
+    "stop_worker",
+    "tail",
+    "use_the_shells_worker",
+    "with_calls",
+    "worker_for",
+]
