@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import inspect
 import json
 import signal
 import sys
@@ -53,7 +54,7 @@ def case_in_words(item: pytest.Item) -> str | None:
     params = getattr(callspec, "params", None)
     if not params:
         return None
-    if any(callable(value) for value in params.values()):
+    if any(inspect.isroutine(value) or inspect.isclass(value) for value in params.values()):
         return callspec.id
     return ", ".join(f"{name}={shown(value, CASE_VALUE_CHARS)}" for name, value in params.items())
 
