@@ -211,7 +211,7 @@ def index_layout(layout: Layout, key: IndexKey) -> Layout:
 def layout_runs(layout: Layout) -> list[tuple[int, int]]:
     """The runs of a layout, outermost first, each as `(size, stride)`.
 
-    A run is a group of neighbouring dims that steps through storage as if it were one dim:
+    A run is a stretch of neighbouring dims that steps through storage as if it were one dim:
     dims d and d + 1 join when `stride[d] == size[d + 1] * stride[d + 1]`. Dims of size 1
     belong to no run (they never move), so a layout with one element has no runs, `[]`. A
     layout with no elements has the one run `(0, 1)`. A dim of stride 0 (from expand) is a run

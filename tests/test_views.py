@@ -273,14 +273,14 @@ def new_shapes(draw: st.DrawFn, shape: tuple[int, ...]) -> tuple[int, ...]:
     inserted, or a fresh factorization; sometimes with one size given as -1."""
     count = math.prod(shape)
     if draw(st.booleans()):
-        groups: list[int] = []
+        merged: list[int] = []
         for size in shape:
-            if groups and draw(st.booleans()):
-                groups[-1] *= size
+            if merged and draw(st.booleans()):
+                merged[-1] *= size
             else:
-                groups.append(size)
+                merged.append(size)
         result = []
-        for size in groups:
+        for size in merged:
             if size > 1 and draw(st.booleans()):
                 first = draw(st.sampled_from(divisors(size)))
                 result += [first, size // first]
@@ -916,7 +916,7 @@ def assert_runs_match_numpy(runs: Any, case: Case) -> None:
 @pytest.mark.exercise("3.6")
 @given(cases())
 @example(counting_case((2, 3, 4), (24, 4, 1), offset=1))
-def test_layout_runs_are_the_groups_numpy_merges(case):
+def test_layout_runs_are_the_dims_numpy_merges(case):
     """Any layout (stride 0, negative strides, gaps, size-0 and size-1 dims): the runs read the
     layout's elements in order, and no two neighbouring runs could be one."""
     assert_runs_match_numpy(layout_runs(case.layout), case)

@@ -251,7 +251,7 @@ PLANTED: tuple[Planted, ...] = (
         "5.5",
         "shifted = t - t.max(dim, keepdim=True)",
         "shifted = t",
-        "does not subtract each run's maximum before exp, so large logits overflow",
+        "does not subtract each group's maximum before exp, so large logits overflow",
         False,
     ),
     Planted(
