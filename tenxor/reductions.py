@@ -79,15 +79,16 @@ def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
     # END SOLUTION 5.2
 
 
-def first_largest_position(run: list[Any]) -> int:
-    """The position of the largest element of `run` (the elements of one group, at least one),
-    the first one on a tie; a NaN counts as the largest. This is the fold behind argmax."""
+def first_largest_position(group: list[Any]) -> int:
+    """The position of the largest element of `group` (the elements one output element folds,
+    at least one), the first one on a tie; a NaN counts as the largest. This is the fold
+    behind argmax."""
     # BEGIN SOLUTION 5.3
     best = 0
-    for position, value in enumerate(run):
+    for position, value in enumerate(group):
         if value != value:  # NaN
             return position
-        if value > run[best]:
+        if value > group[best]:
             best = position
     return best
     # END SOLUTION 5.3

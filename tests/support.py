@@ -316,7 +316,7 @@ def broadcastable_shapes(
 
 
 def stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """Softmax along `axis` with the maximum subtracted first (nan where a run is all -inf)."""
+    """Softmax along `axis` with the maximum subtracted first (nan where a group along `axis` is all -inf)."""
     with np.errstate(all="ignore"):
         e = np.exp(x - x.max(axis=axis, keepdims=True))
         return e / e.sum(axis=axis, keepdims=True)
@@ -324,7 +324,7 @@ def stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 def masked_softmax_reference(x: np.ndarray, mask: np.ndarray, axis: int) -> np.ndarray:
     """Softmax along `axis` over the entries where `mask` (broadcast to x) is nonzero; masked
-    entries and runs with nothing left are 0."""
+    entries and groups with nothing left are 0."""
     keep = np.broadcast_to(mask.astype(bool), x.shape)
     logits = np.where(keep, x, -np.inf)
     peak = logits.max(axis=axis, keepdims=True)

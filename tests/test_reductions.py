@@ -91,15 +91,15 @@ def reduced_dims(dims, ndim: int) -> list[int]:
     return sorted(d % ndim for d in ((dims,) if isinstance(dims, int) else dims))
 
 
-def runs_of(array: np.ndarray, dims) -> list[tuple]:
-    """The runs a reduction over `dims` folds, in row-major order of the kept dims; each run
+def groups_of(array: np.ndarray, dims) -> list[tuple]:
+    """The groups a reduction over `dims` folds, in row-major order of the kept dims; each group
     in row-major order of the reduced dims (NumPy transposes and reshapes)."""
     reduced = reduced_dims(dims, array.ndim)
     kept = [d for d in range(array.ndim) if d not in reduced]
     moved = np.transpose(array, kept + reduced)
     count = math.prod(array.shape[d] for d in kept)
     length = math.prod(array.shape[d] for d in reduced)
-    return [tuple(run) for run in moved.reshape(count, length).tolist()]
+    return [tuple(group) for group in moved.reshape(count, length).tolist()]
 
 
 def numpy_or_error(fn, *args, **kwargs):
@@ -190,26 +190,26 @@ def test_reduce_values_with_sum_matches_numpy(drawn):
 @pytest.mark.exercise("5.1")
 @given(reductions())
 @example((example_case(), (0, 2), False))
-def test_reduce_values_with_len_counts_each_run(drawn):
-    """fold=len is applied once per run: every result is the run length (a fold that is
+def test_reduce_values_with_len_counts_each_group(drawn):
+    """fold=len is applied once per group: every result is the group's size (a fold that is
     applied dim by dim would count the wrong thing)."""
     case, dims, keepdim = drawn
     shape, values = reduce_values(len, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = np.sum(np.ones(case.layout.shape, dtype=np.int64), axis=dims, keepdims=keepdim)
     expect("shape of the result", shape, expected.shape, shape_rule(keepdim))
-    rule = "fold is called once per run, with the whole run"
-    expect("run lengths len returned", values, expected.ravel().tolist(), rule)
+    rule = "fold is called once per group, with the whole group"
+    expect("group sizes len returned", values, expected.ravel().tolist(), rule)
 
 
 @pytest.mark.exercise("5.1")
 @given(reductions())
 @example((example_case(), -1, False))
 def test_reduce_values_with_max_matches_numpy(drawn):
-    """A max fold (that accepts empty runs) gives np.max with initial=-inf."""
+    """A max fold (that accepts empty groups) gives np.max with initial=-inf."""
     case, dims, keepdim = drawn
 
-    def top(run):
-        return max(run, default=-math.inf)
+    def top(group):
+        return max(group, default=-math.inf)
 
     shape, values = reduce_values(top, case.buffer.tolist(), case.layout, dims, keepdim)
     expected = np.max(case.array, axis=dims, keepdims=keepdim, initial=-np.inf)
@@ -221,19 +221,20 @@ def test_reduce_values_with_max_matches_numpy(drawn):
 @pytest.mark.exercise("5.1")
 @given(reductions())
 @example((example_case(), 1, False))
-def test_reduce_values_hands_each_run_to_the_fold(drawn):
-    """fold=tuple shows the runs: one per kept index in row-major order; along one dim (or
+def test_reduce_values_hands_each_group_to_the_fold(drawn):
+    """fold=tuple shows the groups: one per kept index in row-major order; along one dim (or
     all dims) its elements are in row-major order, for several dims the same elements."""
     case, dims, keepdim = drawn
     _, values = reduce_values(tuple, case.buffer.tolist(), case.layout, dims, keepdim)
-    expected = runs_of(case.array, dims)
+    expected = groups_of(case.array, dims)
     if dims is None or isinstance(dims, int):
-        rule = "one run per kept index, each in row-major order"
-        expect("runs handed to the fold", values, expected, rule)
+        rule = "one group per kept index, each in row-major order"
+        expect("groups handed to the fold", values, expected, rule)
     else:
-        rule = "one run per kept index, in row-major order (elements in any order)"
-        got = [sorted(run) for run in values]
-        expect("runs handed to the fold, sorted", got, [sorted(run) for run in expected], rule)
+        rule = "one group per kept index, in row-major order (elements in any order)"
+        got = [sorted(group) for group in values]
+        due = [sorted(group) for group in expected]
+        expect("groups handed to the fold, sorted", got, due, rule)
 
 
 @pytest.mark.exercise("5.1")
@@ -284,14 +285,14 @@ def test_tensor_sum_matches_numpy_with_its_dtype(data):
 @pytest.mark.parametrize("name", ["max", "min"])
 @given(data=st.data())
 def test_tensor_max_and_min_match_numpy_including_nan(name, data):
-    """max/min with NaNs planted: NaN propagates; an empty run raises ValueError like NumPy."""
+    """max/min with NaNs planted: NaN propagates; an empty group raises ValueError like NumPy."""
     case = data.draw(cases_with_nans(), label="case")
     dims = data.draw(dims_for(case.layout.ndim), label="dims")
     keepdim = data.draw(st.booleans(), label="keepdim")
     expected = numpy_or_error(getattr(np, name), case.array, axis=dims, keepdims=keepdim)
     t = case.tensor()
     if isinstance(expected, Exception):
-        rule = f"a run with no elements has no {name}, as in NumPy"
+        rule = f"a group with no elements has no {name}, as in NumPy"
         with raises_naming(ValueError, case.layout.shape, rule=rule):
             getattr(t, name)(dims, keepdim)
         return
@@ -323,7 +324,7 @@ def test_tensor_max_and_min_of_ints_stay_int(name, drawn):
 @pytest.mark.exercise("5.1")
 @pytest.mark.parametrize("name", ["max", "min"])
 @pytest.mark.parametrize("dim", [1, -2, (1, 2)])
-def test_max_and_min_of_an_empty_run_raise_naming_the_dim(name, dim):
+def test_max_and_min_of_an_empty_group_raise_naming_the_dim(name, dim):
     """Reducing a dim of size 0 has no answer: a ValueError naming that dim and the shape;
     reducing the other dims of the same tensor is fine (an empty result)."""
     array = np.zeros((2, 0, 3))
@@ -360,7 +361,7 @@ def test_sum_over_size_zero_and_size_one_dims(keepdim):
 @given(data=st.data())
 def test_mean_matches_numpy(data):
     """mean over dims with keepdim: NumPy's values and dtype (float64 for int and bool
-    input), nan for an empty run."""
+    input), nan for an empty group."""
     kind = data.draw(st.sampled_from(["float", "int", "bool"]), label="kind")
     case = data.draw(cases(kind=kind), label="case")
     dims = data.draw(dims_for(case.layout.ndim), label="dims")
@@ -372,7 +373,7 @@ def test_mean_matches_numpy(data):
         "t.mean(dims, keepdim)": t.mean(dims, keepdim),
         "tenxor.mean(t, dims, keepdim)": tenxor.mean(t, dims, keepdim),
     }
-    rule = f"np.mean, nan for an empty run; {shape_rule(keepdim)}"
+    rule = f"np.mean, nan for an empty group; {shape_rule(keepdim)}"
     for what, result in results.items():
         dtype_rule = "float64 for float64, int and bool input"
         expect(f"dtype of {what}", result.dtype.name, expected.dtype.name, dtype_rule)
@@ -411,33 +412,33 @@ def test_mean_of_float32_stays_float32(drawn):
 # 5.3 argmax
 # ---------------------------------------------------------------------------------------------
 
-run_values = st.sampled_from([-2.0, 0.0, 1.5, 3.0, math.inf, -math.inf, math.nan]) | st.integers(
+group_values = st.sampled_from([-2.0, 0.0, 1.5, 3.0, math.inf, -math.inf, math.nan]) | st.integers(
     -3, 3
 )
 
 
 @pytest.mark.exercise("5.3")
-@given(st.lists(run_values, min_size=1, max_size=8))
+@given(st.lists(group_values, min_size=1, max_size=8))
 @example([2.0, -1.0, 3.0, 0.5, 3.0])
-def test_first_largest_position_matches_numpy_argmax(run):
+def test_first_largest_position_matches_numpy_argmax(group):
     """Ties give the first position, and the first NaN wins, as in np.argmax."""
-    expected = int(np.argmax(np.array(run, dtype=np.float64)))
+    expected = int(np.argmax(np.array(group, dtype=np.float64)))
     rule = "ties give the first position; the first NaN wins, as np.argmax"
-    expect("position of the largest", first_largest_position(list(run)), expected, rule)
+    expect("position of the largest", first_largest_position(list(group)), expected, rule)
 
 
 @pytest.mark.exercise("5.3")
 @pytest.mark.parametrize(
-    "run",
+    "group",
     [[3, 1, 3], [1, 5, 5, 2], [-1.0], [math.nan, 1.0], [2.0, math.nan, 9.0, math.nan],
      [-math.inf, -math.inf], [0.5, math.inf, math.inf], [True, False, True]],
     ids=compact,
 )  # fmt: skip
-def test_first_largest_position_examples(run):
-    """Small runs with ties, NaNs and infinities."""
-    expected = int(np.argmax(np.array(run, dtype=np.float64)))
+def test_first_largest_position_examples(group):
+    """Small groups with ties, NaNs and infinities."""
+    expected = int(np.argmax(np.array(group, dtype=np.float64)))
     rule = "ties give the first position; the first NaN wins, as np.argmax"
-    expect("position of the largest", first_largest_position(run), expected, rule)
+    expect("position of the largest", first_largest_position(group), expected, rule)
 
 
 @pytest.mark.exercise("5.3")
@@ -452,7 +453,7 @@ def test_tensor_argmax_matches_numpy(data):
     expected = numpy_or_error(np.argmax, case.array, axis=dim, keepdims=keepdim)
     t = case.tensor()
     if isinstance(expected, Exception):
-        rule = "a run with no elements has no argmax, as in NumPy"
+        rule = "a group with no elements has no argmax, as in NumPy"
         with raises_naming(ValueError, case.layout.shape, rule=rule):
             t.argmax(dim, keepdim)
         return
@@ -669,20 +670,20 @@ def test_softmax_matches_a_stable_numpy_softmax(data):
     sums = to_numpy(result).sum(axis=dim)
     if not np.allclose(sums, np.ones_like(sums), rtol=1e-12, atol=0, equal_nan=True):
         raise Mismatch(
-            "sums of the softmax along dim", sums, np.ones_like(sums), "each run sums to 1"
+            "sums of the softmax along dim", sums, np.ones_like(sums), "each group sums to 1"
         )
 
 
 @pytest.mark.exercise("5.5")
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
 def test_softmax_over_each_dim_of_a_non_square_tensor(dim):
-    """Shape (2, 3, 4) with logits up to 1000: each dim normalises its own runs."""
+    """Shape (2, 3, 4) with logits up to 1000: each dim normalises its own groups."""
     x = np.random.default_rng(dim + 10).uniform(-4, 4, (2, 3, 4)) + 997.0
     results = {
         f"t.softmax({dim})": from_numpy(x).softmax(dim),
         f"tenxor.softmax(t, {dim})": tenxor.softmax(from_numpy(x), dim),
     }
-    rule = f"each run along dim {dim} sums to 1; the maximum is subtracted first"
+    rule = f"each group along dim {dim} sums to 1; the maximum is subtracted first"
     for what, result in results.items():
         assert_close(result, stable_softmax(x, dim), atol=1e-12, what=what, rule=rule)
 
@@ -728,7 +729,7 @@ def test_softmax_rejects_a_dim_out_of_range_naming_it():
 def test_masked_softmax_matches_numpy(data):
     """Any layout and dim, a mask (bool, or 0/1 floats or ints) on its own layout that
     broadcasts to the logits, logits near 0 or +-1000: masked entries are exactly 0, fully
-    masked runs are all 0 and nothing is nan."""
+    masked groups are all 0 and nothing is nan."""
     case = data.draw(cases(min_dims=1), label="case")
     dim = pick_dim(data.draw, case.layout.shape)
     logits = Case(case.buffer + data.draw(shifts, label="shift"), case.layout)
@@ -740,19 +741,19 @@ def test_masked_softmax_matches_numpy(data):
     result = logits.tensor().masked_softmax(mask.tensor(), dim)
     what = "the masked softmax"
     expect(f"dtype of {what}", result.dtype, tenxor.float64, "float64 logits")
-    rule = "a softmax over the kept entries of each run; masked entries 0"
+    rule = "a softmax over the kept entries of each group; masked entries 0"
     assert_close(result, expected, atol=1e-12, what=what, rule=rule)
     actual = to_numpy(result)
     nans = int(np.isnan(actual).sum())
-    expect(f"number of NaNs in {what}", nans, 0, "a fully masked run is 0, not nan")
+    expect(f"number of NaNs in {what}", nans, 0, "a fully masked group is 0, not nan")
     keep = np.broadcast_to(mask.array.astype(bool), actual.shape)
     masked = actual[~keep]
     rule = "a masked entry is exactly 0"
     expect(f"masked entries of {what}", masked, np.zeros_like(masked), rule)
-    empty_runs = ~keep.any(axis=dim, keepdims=True) & np.ones(actual.shape, dtype=bool)
-    emptied = actual[empty_runs]
-    rule = "a fully masked run is exactly 0"
-    expect(f"entries of fully masked runs of {what}", emptied, np.zeros_like(emptied), rule)
+    empty_groups = ~keep.any(axis=dim, keepdims=True) & np.ones(actual.shape, dtype=bool)
+    emptied = actual[empty_groups]
+    rule = "a fully masked group is exactly 0"
+    expect(f"entries of fully masked groups of {what}", emptied, np.zeros_like(emptied), rule)
 
 
 @pytest.mark.exercise("5.6")
@@ -771,7 +772,7 @@ def test_masked_softmax_with_a_broadcast_mask_and_fully_masked_rows():
                 tenxor.masked_softmax(t, m, dim)
             ),
         }
-        rule = "a softmax over the kept entries of each run; a fully masked run is all 0"
+        rule = "a softmax over the kept entries of each group; a fully masked group is all 0"
         for what, result in results.items():
             assert_same(result, expected, exact=False, what=what, rule=rule)
             masked = to_numpy(result)[~np.broadcast_to(mask.astype(bool), x.shape)]
@@ -806,4 +807,4 @@ def test_masked_softmax_of_large_logits_and_an_all_false_mask():
     nothing = from_numpy(np.zeros((2, 3), dtype=bool))
     what = "the masked softmax with an all-false mask"
     result = from_numpy(x).masked_softmax(nothing, 0)
-    assert_same(result, np.zeros((2, 3)), what=what, rule="a fully masked run is all 0")
+    assert_same(result, np.zeros((2, 3)), what=what, rule="a fully masked group is all 0")

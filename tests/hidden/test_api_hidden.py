@@ -5,19 +5,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import tenxor
 from tenxor.strides import Layout
 from tests.support import (
     NUMPY_DTYPES,
+    Case,
+    Mismatch,
     assert_same,
     cases,
+    expect,
     make_tensor,
     numpy_view,
     row_major_strides,
 )
+from tests.test_tensor_api import assert_new_tensor
 
 SEPARATORS = ("---", "===", "***", "###")
 
@@ -47,6 +51,22 @@ def grid_text(array: np.ndarray) -> str:
     return "\n".join(lines)
 
 
+def expect_lines(what: str, text: object, expected: str, rule: str) -> None:
+    """`text` is `expected`; otherwise the failure shows the first line that differs (a grid
+    of 5 to 7 dims is too long to show whole)."""
+    if text == expected:
+        return
+    if not isinstance(text, str):
+        raise Mismatch(f"type of {what}", type(text).__name__, "str", rule)
+    got, due = text.split("\n"), expected.split("\n")
+    line = next((k for k, (a, b) in enumerate(zip(got, due)) if a != b), min(len(got), len(due)))
+    missing = "(no such line)"
+    got_line = got[line] if line < len(got) else missing
+    due_line = due[line] if line < len(due) else missing
+    where = f"line {line + 1} of {len(due)} of {what}"
+    raise Mismatch(where, got_line, due_line, rule)
+
+
 HIGH_SHAPES = [
     (2, 2, 2, 1, 2),
     (2, 1, 2, 2, 3),
@@ -56,12 +76,18 @@ HIGH_SHAPES = [
     (3, 1, 1, 1, 2),
 ]
 
+# A (2, 1, 2, 2, 3) tensor over 0.0, 1.5, 3.0, ... whose third dim walks storage backwards
+# from storage offset 6, and whose rows are not contiguous with each other.
+PRINT_EXAMPLE = Case(np.arange(24.0) * 1.5, Layout((2, 1, 2, 2, 3), (12, 5, -6, 3, 1), 6))
+GRID_RULE = "every matrix in order; --- between matrices, === 3-d blocks, *** 4-d, ### higher"
+
 
 @pytest.mark.provided
 @given(
     st.sampled_from(HIGH_SHAPES).flatmap(lambda shape: cases(shape=shape)),
     st.sampled_from([tenxor.float64, tenxor.int64]),
 )
+@example(PRINT_EXAMPLE, tenxor.float64)
 def test_printing_5d_to_7d_tensors_over_generated_layouts(case, dtype):
     """Tensors of 5 to 7 dims read through generated layouts (stride 0, negative strides,
     storage offsets) print every matrix in order with the right separator between them,
@@ -70,8 +96,11 @@ def test_printing_5d_to_7d_tensors_over_generated_layouts(case, dtype):
     t = make_tensor(buffer, case.layout)
     expected = numpy_view(buffer, case.layout)
     text = tenxor.tensor_to_string(t)
-    assert text == grid_text(expected)
-    assert repr(t) == f"Tenxor of shape {expected.shape}, dtype {dtype.name}\n{text}"
+    described = f"a {dtype.name} tensor with {case.layout}"
+    expect_lines(f"tensor_to_string of {described}", text, grid_text(expected), GRID_RULE)
+    heading = f"Tenxor of shape {expected.shape}, dtype {dtype.name}"
+    rule = "a heading with shape and dtype, then the grid tensor_to_string gives"
+    expect_lines(f"repr of {described}", repr(t), f"{heading}\n{text}", rule)
 
 
 # The result dtype of a + b for every pair of dtypes: the wider of the two, in the order
@@ -112,6 +141,12 @@ def operand(dtype: str, shape: tuple[int, ...], seed: int) -> tuple[tenxor.Tenxo
     return make_tensor(buffer, Layout(shape, strides, 1)), array
 
 
+PROMOTION_RULE = "the wider of the two: bool < int32 < int64 < float32 < float64"
+SCALAR_RULE = (
+    "the tensor's dtype, unless the number needs a wider kind (float64, or int64 for bool)"
+)
+
+
 @pytest.mark.exercise("4.6")
 def test_addition_promotes_dtypes_by_the_table():
     """a + b for every pair of dtypes (broadcast, non-contiguous operands) has the dtype of
@@ -123,16 +158,23 @@ def test_addition_promotes_dtypes_by_the_table():
         b, b_np = operand(right, (4, 1), seed=2)
         expected = a_np.astype(NUMPY_DTYPES[result]) + b_np.astype(NUMPY_DTYPES[result])
         total = a + b
-        assert total.dtype.name == result, (left, right, total.dtype)
-        assert total.shape == (2, 4, 3)
-        assert total.strides == row_major_strides((2, 4, 3))
-        assert_same(total, expected)
+        what = f"{left} tensor + {right} tensor"
+        expect(f"dtype of {what}", total.dtype.name, result, PROMOTION_RULE)
+        rule = "(2, 1, 3) and (4, 1) broadcast to (2, 4, 3)"
+        expect(f"shape of {what}", total.shape, (2, 4, 3), rule)
+        rule = "a new tensor is row-major"
+        expect(f"strides of {what}", total.strides, row_major_strides((2, 4, 3)), rule)
+        assert_same(total, expected, what=what, rule=f"NumPy's sums computed in {result}")
     for (kind, number), result in SCALAR_PROMOTION.items():
         a, a_np = operand(kind, (2, 3), seed=3)
         expected = a_np.astype(NUMPY_DTYPES[result]) + np.array(number).astype(NUMPY_DTYPES[result])
-        for total in (a + number, number + a):
-            assert total.dtype.name == result, (kind, number, total.dtype)
-            assert_same(total, expected)
+        totals = {
+            f"{kind} tensor + {number!r}": a + number,
+            f"{number!r} + {kind} tensor": number + a,
+        }
+        for what, total in totals.items():
+            expect(f"dtype of {what}", total.dtype.name, result, SCALAR_RULE)
+            assert_same(total, expected, what=what, rule=f"NumPy's sums computed in {result}")
 
 
 def nested(draw: st.DrawFn, shape: tuple[int, ...], element: st.SearchStrategy) -> object:
@@ -163,6 +205,7 @@ def nested_data(draw: st.DrawFn) -> object:
 
 @pytest.mark.provided
 @given(nested_data(), st.sampled_from([None, "float64", "float32", "int64", "int32", "bool"]))
+@example([[1, -2.5, 3], (4, True, 0.25)], None)
 def test_tensor_of_generated_nested_data_matches_numpy(data, dtype):
     """tensor() of any nested data has the shape, dtype and values of np.array(data): bool if
     all elements are bools, int64 if all are ints or bools, else float64; with a dtype the
@@ -171,8 +214,4 @@ def test_tensor_of_generated_nested_data_matches_numpy(data, dtype):
     if dtype is not None:
         expected = expected.astype(NUMPY_DTYPES[dtype])
     t = tenxor.tensor(data, dtype=dtype)
-    assert t.dtype.name == expected.dtype.name
-    assert t.shape == expected.shape and t.offset == 0
-    if expected.size:
-        assert t.strides == row_major_strides(expected.shape)
-    assert_same(t, expected)
+    assert_new_tensor(t, expected, what=f"tensor(data, dtype={dtype!r})")

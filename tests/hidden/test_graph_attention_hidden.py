@@ -5,15 +5,17 @@ random index tensors for gather and scatter, all against the NumPy witness of th
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tenxor.graph_attention import edge_list, gatv2, gatv2_edges
 from tenxor.scatter import gather_rows, index_reduce, segment_softmax
-from tests.support import assert_same, at_most_examples, from_numpy, to_numpy
+from tenxor.tensor import Tenxor
+from tests.support import Mismatch, assert_same, at_most_examples, expect, from_numpy, to_numpy
 from tests.test_graph_attention import (
     EDGES_RULE,
     LAYER_RULE,
@@ -26,7 +28,37 @@ from tests.test_graph_attention import (
     random_edges,
     random_weights,
 )
-from tests.test_scatter import folded_by_numpy, softmax_per_segment
+from tests.test_scatter import (
+    ADD_RULE,
+    GATHER_RULE,
+    SOFTMAX_RULE,
+    folded_by_numpy,
+    softmax_per_segment,
+)
+
+
+def assert_rows_close(
+    got: Tenxor,
+    expected: np.ndarray,
+    what: str,
+    rule: str,
+    rtol: float,
+    atol: float,
+    row_words: Callable[[int], str] = "row {}".format,
+) -> None:
+    """As np.testing.assert_allclose(to_numpy(got), expected, rtol, atol): the tensor has the
+    expected shape and each element is within atol + rtol * |expected| of NumPy's (NaN where
+    NumPy has NaN); a failure shows the first row that is off (named by `row_words`), its
+    values and the expected ones."""
+    if not isinstance(got, Tenxor):
+        raise Mismatch(f"type of {what}", type(got).__name__, "Tenxor")
+    result = to_numpy(got)
+    expect(f"shape of {what}", result.shape, expected.shape)
+    close = np.isclose(result, expected, rtol=rtol, atol=atol, equal_nan=True)
+    if not close.all():
+        row = int(np.argwhere(~close)[0][0])
+        what = f"{row_words(row)} of {what}"
+        raise Mismatch(what, result[row].tolist(), expected[row].tolist(), rule)
 
 
 @pytest.mark.exercise("6.7")
@@ -70,7 +102,8 @@ def tables_and_indices(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
     trailing = tuple(draw(st.lists(st.integers(0, 3), max_size=2), label="trailing"))
     shape = tuple(draw(st.lists(st.integers(0, 3), max_size=3), label="index shape"))
     size = int(np.prod(shape, dtype=int))
-    picks = draw(st.lists(st.integers(-count, count - 1), min_size=size, max_size=size))
+    entries = st.lists(st.integers(-count, count - 1), min_size=size, max_size=size)
+    picks = draw(entries, label="index entries")
     table = np.arange(count * int(np.prod(trailing, dtype=int)), dtype=np.float64)
     return table.reshape(count, *trailing), np.array(picks, dtype=np.int64).reshape(shape)
 
@@ -78,23 +111,28 @@ def tables_and_indices(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.exercise("6.8")
 @at_most_examples(60)
 @given(case=tables_and_indices())
+@example(case=(np.arange(12.0).reshape(4, 3), np.array([[2, -1], [0, 2]], dtype=np.int64)))
 def test_gather_rows_matches_numpy_indexing(case):
     table, picks = case
-    assert_same(gather_rows(from_numpy(table), from_numpy(picks)), table[picks])
+    got = gather_rows(from_numpy(table), from_numpy(picks))
+    assert_same(got, table[picks], what="rows gathered", rule=GATHER_RULE)
 
 
 @pytest.mark.exercise("6.9")
 @at_most_examples(40)
 @given(case=tables_and_indices(), seed=st.integers(0, 1000))
+@example(case=(np.arange(8.0).reshape(4, 2), np.array([1, 3, 1, -1, 0], dtype=np.int64)), seed=7)
 def test_index_reduce_keeps_the_largest_like_np_maximum_at(case, seed):
     table, picks = case
     picks = picks.reshape(-1)
     source = np.random.default_rng(seed).uniform(-50, 50, (len(picks), *table.shape[1:]))
     got = index_reduce(from_numpy(table), from_numpy(picks), from_numpy(source), max)
-    assert_same(got, folded_by_numpy(table, picks, source, np.maximum))
+    rule = "every source[k] folded into row index[k] by max, as np.maximum.at"
+    expected = folded_by_numpy(table, picks, source, np.maximum)
+    assert_rows_close(got, expected, "the rows folded by max", rule, rtol=0, atol=0)  # exact
     added = index_reduce(from_numpy(table), from_numpy(picks), from_numpy(source), operator.add)
     expected = folded_by_numpy(table, picks, source, np.add)
-    np.testing.assert_allclose(to_numpy(added), expected, rtol=1e-12)
+    assert_rows_close(added, expected, "the rows folded by +", ADD_RULE, rtol=1e-12, atol=0)
 
 
 @pytest.mark.exercise("6.10")
@@ -105,9 +143,14 @@ def test_index_reduce_keeps_the_largest_like_np_maximum_at(case, seed):
     scale=st.sampled_from([1.0, 1000.0]),
     seed=st.integers(0, 1000),
 )
+@example(segment=[0, 2, 0, 5, 2, 2], heads=2, scale=1.0, seed=3)
 def test_segment_softmax_matches_a_softmax_per_segment(segment, heads, scale, seed):
     segment = np.array(segment, dtype=np.int64)
     logits = np.random.default_rng(seed).normal(size=(len(segment), heads)) * scale
     got = segment_softmax(from_numpy(logits), from_numpy(segment), 6)
     expected = softmax_per_segment(logits, segment, 6)
-    np.testing.assert_allclose(to_numpy(got), expected, rtol=1e-9, atol=1e-12)
+
+    def row_words(k: int) -> str:
+        return f"row {k} (segment {segment[k]})"
+
+    assert_rows_close(got, expected, "the weights", SOFTMAX_RULE, 1e-9, 1e-12, row_words)

@@ -8,22 +8,37 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import tenxor
 from tenxor.reductions import reduce_values
+from tenxor.strides import Layout
 from tests.support import (
     Case,
+    Mismatch,
     assert_same,
     at_most_examples,
     broadcastable_shapes,
     cases,
+    expect,
     masked_softmax_reference,
+    raises_naming,
     stable_softmax,
     to_numpy,
     view_case,
 )
+from tests.test_reductions import assert_close, assert_matmul_close, shape_rule
+
+
+def int_case(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Case:
+    """A typical int Case for an explicit example: values -5 .. 5 over a buffer just large
+    enough for this layout."""
+    size = offset + sum((n - 1) * s for n, s in zip(shape, strides) if s > 0) + 1
+    return Case(np.arange(size, dtype=np.int64) * 7 % 11 - 5, Layout(shape, strides, offset))
+
+
+MATMUL_RULE = "np.matmul: batch dims broadcast, each element sums a's row times b's column"
 
 
 @pytest.mark.exercise("4.6")
@@ -31,16 +46,20 @@ from tests.support import (
 @given(data=st.data())
 def test_where_broadcasts_three_independent_5d_layouts(data):
     """where(c > 0.5, a, b) with three 5-d-broadcast operands on random layouts, b int64."""
-    shape_c, shape_a, shape_b = data.draw(broadcastable_shapes(3, 5, 5, st.integers(1, 3)))
-    c = data.draw(cases(shape=shape_c))
-    a = data.draw(cases(shape=shape_a))
-    b = data.draw(cases(shape=shape_b, kind="int"))
+    shapes = broadcastable_shapes(3, 5, 5, st.integers(1, 3))
+    shape_c, shape_a, shape_b = data.draw(shapes, label="shapes of c, a and b")
+    c = data.draw(cases(shape=shape_c), label="c")
+    a = data.draw(cases(shape=shape_a), label="a")
+    b = data.draw(cases(shape=shape_b, kind="int"), label="b")
     expected = np.where(c.array > 0.5, a.array, b.array)
     result = tenxor.where(c.tensor() > 0.5, a.tensor(), b.tensor())
-    assert result.dtype is tenxor.float64
-    assert_same(result, expected)
+    what = "where(c > 0.5, a, b)"
+    if result.dtype is not tenxor.float64:
+        raise Mismatch(f"dtype of {what}", result.dtype, tenxor.float64, "float64 a, int64 b")
+    rule = "np.where: a's element where the condition holds, else b's; all three broadcast"
+    assert_same(result, expected, what=what, rule=rule)
     flipped = tenxor.where(c.tensor() <= 0.5, b.tensor(), a.tensor())
-    assert_same(flipped, expected)
+    assert_same(flipped, expected, what="where(c <= 0.5, b, a)", rule=rule)
 
 
 @pytest.mark.exercise("5.4")
@@ -49,17 +68,13 @@ def test_where_broadcasts_three_independent_5d_layouts(data):
 def test_matmul_with_three_broadcast_batch_dims_on_random_layouts(data):
     """(B1, B2, B3, n, k) @ (B1', B2', B3', k, m) with batch dims that broadcast and every
     operand on its own random layout (negative, zero and gap strides)."""
-    batch_a, batch_b = data.draw(broadcastable_shapes(2, 3, 3, st.integers(1, 3)))
+    shapes = broadcastable_shapes(2, 3, 3, st.integers(1, 3))
+    batch_a, batch_b = data.draw(shapes, label="batch dims of a and b")
     batch_a = (1,) * (3 - len(batch_a)) + batch_a
-    n, k, m = (data.draw(st.integers(0, 4)) for _ in range(3))
-    a = data.draw(cases(shape=batch_a + (n, k)))
-    b = data.draw(cases(shape=batch_b + (k, m)))
-    expected = np.matmul(a.array, b.array)
-    scale = np.matmul(np.abs(a.array), np.abs(b.array))
-    actual = to_numpy(a.tensor() @ b.tensor())
-    assert actual.shape == expected.shape
-    atol = 1e-12 * float(scale.max(initial=0.0))
-    np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=atol)
+    n, k, m = (data.draw(st.integers(0, 4), label=name) for name in ("n", "k", "m"))
+    a = data.draw(cases(shape=batch_a + (n, k)), label="a")
+    b = data.draw(cases(shape=batch_b + (k, m)), label="b")
+    assert_matmul_close(a.tensor() @ b.tensor(), a.array, b.array, what="a @ b")
 
 
 @pytest.mark.exercise("5.4")
@@ -77,56 +92,72 @@ def test_matmul_of_transposed_and_reversed_5d_operands():
     b = view_case(base_b, window)
     result = a.tensor() @ b.tensor()
     expected = np.matmul(x, y)
-    assert result.shape == (2, 4, 3, 4, 2)
-    np.testing.assert_allclose(to_numpy(result), expected, rtol=1e-12, atol=1e-12 * 45)
+    what = "a @ b of a transposed (2, 1, 3, 4, 5) a and a reversed (1, 4, 1, 5, 2) b"
+    rule = "np.matmul's shape: batch dims broadcast, the inner dim is summed over"
+    expect(f"shape of {what}", result.shape, (2, 4, 3, 4, 2), rule)
+    assert_close(result, expected, rtol=1e-12, atol=1e-12 * 45, what=what, rule=MATMUL_RULE)
 
 
 @pytest.mark.exercise("5.5")
 @at_most_examples(60)
 @given(data=st.data())
 def test_softmax_of_5d_layouts_with_minus_inf_entries(data):
-    """-inf logits get weight 0 and runs that are all -inf are nan, as in NumPy; every dim."""
-    case = data.draw(cases(min_dims=5, max_dims=5))
+    """-inf logits get weight 0 and groups that are all -inf are nan, as in NumPy; every dim."""
+    case = data.draw(cases(min_dims=5, max_dims=5), label="case")
     buffer = case.buffer.copy()
-    planted = data.draw(st.lists(st.integers(0, len(buffer) - 1), max_size=len(buffer)))
+    offsets = st.lists(st.integers(0, len(buffer) - 1), max_size=len(buffer))
+    planted = data.draw(offsets, label="storage offsets set to -inf")
     buffer[planted] = -np.inf
-    logits = Case(buffer + data.draw(st.sampled_from([0.0, 900.0])), case.layout)
-    dim = data.draw(st.integers(-5, 4))
+    shift = data.draw(st.sampled_from([0.0, 900.0]), label="shift")
+    logits = Case(buffer + shift, case.layout)
+    dim = data.draw(st.integers(-5, 4), label="dim")
     assume(logits.layout.shape[dim] > 0)
     expected = stable_softmax(logits.array, dim)
-    actual = to_numpy(logits.tensor().softmax(dim))
-    assert actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
-    assert (actual[np.isneginf(logits.array) & ~np.isnan(expected)] == 0).all()
+    result = logits.tensor().softmax(dim)
+    what = f"softmax({dim}) of logits with -inf entries"
+    rule = "exp(x - max) / sum along dim: a -inf logit weighs 0, a group all -inf is nan"
+    assert_close(result, expected, rtol=1e-9, atol=1e-12, what=what, rule=rule)
+    at_minus_inf = to_numpy(result)[np.isneginf(logits.array) & ~np.isnan(expected)]
+    zeros = np.zeros_like(at_minus_inf)
+    expect(
+        f"entries of {what} at -inf logits", at_minus_inf, zeros, "a -inf logit weighs exactly 0"
+    )
+
+
+SUM_RULE = "np.sum over the dims, in row-major order of the kept dims"
 
 
 @pytest.mark.exercise("5.1")
 @at_most_examples(30)
 @given(cases(min_dims=4, max_dims=4, kind="int"))
+@example(int_case((2, 3, 2, 2), (1, 2, 6, -12), offset=12))
 def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
     """Every non-empty set of dims (given in reverse, as negative dims), keepdim or not: the
-    sum and the run length match NumPy, and each run holds NumPy's elements."""
+    sum and the group size match NumPy, and each group holds NumPy's elements."""
     data = case.buffer.tolist()
     for count in range(1, 5):
         for subset in itertools.combinations(range(4), count):
             dims = tuple(d - 4 for d in reversed(subset))
             kept = [d for d in range(4) if d not in subset]
             moved = np.transpose(case.array, kept + list(subset))
-            runs = moved.reshape(
+            groups = moved.reshape(
                 math.prod(case.array.shape[d] for d in kept),
                 math.prod(case.array.shape[d] for d in subset),
             )
             for keepdim in (False, True):
+                over = f"over dims {dims}, keepdim={keepdim}"
                 expected = np.sum(case.array, axis=dims, keepdims=keepdim)
                 shape, values = reduce_values(sum, data, case.layout, dims, keepdim)
-                assert shape == expected.shape, (dims, keepdim)
-                assert values == expected.ravel().tolist(), (dims, keepdim)
+                expect(f"shape of the sum {over}", shape, expected.shape, shape_rule(keepdim))
+                expect(f"values of the sum {over}", values, expected.ravel().tolist(), SUM_RULE)
                 counts = np.sum(np.ones_like(case.array), axis=dims, keepdims=keepdim)
-                assert reduce_values(len, data, case.layout, dims, keepdim)[1] == (
-                    counts.ravel().tolist()
-                )
+                sizes = reduce_values(len, data, case.layout, dims, keepdim)[1]
+                rule = "fold is called once per group, with the whole group"
+                expect(f"group sizes len returned {over}", sizes, counts.ravel().tolist(), rule)
                 _, found = reduce_values(sorted, data, case.layout, dims, keepdim)
-                assert found == [sorted(run) for run in runs.tolist()], (dims, keepdim)
+                due = [sorted(group) for group in groups.tolist()]
+                rule = "one group per kept index, in row-major order of the kept dims"
+                expect(f"what fold=sorted returned {over}", found, due, rule)
 
 
 @pytest.mark.exercise("5.6")
@@ -134,35 +165,50 @@ def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
 @given(data=st.data())
 def test_masked_softmax_of_4d_layouts_with_broadcast_masks(data):
     """4-d logits near +-1000 and a mask on its own layout broadcast over some dims: NumPy's
-    masked softmax, exact zeros where masked and in fully masked runs."""
-    case = data.draw(cases(min_dims=4, max_dims=4))
-    logits = Case(case.buffer + data.draw(st.sampled_from([1000.0, -1000.0])), case.layout)
+    masked softmax, exact zeros where masked and in fully masked groups."""
+    case = data.draw(cases(min_dims=4, max_dims=4), label="case")
+    shift = data.draw(st.sampled_from([1000.0, -1000.0]), label="shift")
+    logits = Case(case.buffer + shift, case.layout)
     shape = case.layout.shape
-    mask_shape = tuple(1 if data.draw(st.booleans()) else n for n in shape)
-    mask = data.draw(cases(shape=mask_shape[data.draw(st.integers(0, 4)) :], kind="bool"))
-    dim = data.draw(st.integers(-4, 3))
+    ones = [data.draw(st.booleans(), label=f"mask dim {d} is 1") for d in range(len(shape))]
+    mask_shape = tuple(1 if one else n for one, n in zip(ones, shape))
+    dropped = data.draw(st.integers(0, 4), label="leading dims the mask drops")
+    mask = data.draw(cases(shape=mask_shape[dropped:], kind="bool"), label="mask")
+    dim = data.draw(st.integers(-4, 3), label="dim")
     assume(shape[dim] > 0)
     expected = masked_softmax_reference(logits.array, mask.array, dim)
     result = tenxor.masked_softmax(logits.tensor(), mask.tensor(), dim)
+    what = f"masked_softmax(logits, mask of shape {mask_shape[dropped:]}, {dim})"
+    rule = "a softmax over the kept entries of each group; masked entries 0"
+    assert_close(result, expected, rtol=1e-9, atol=1e-12, what=what, rule=rule)
     actual = to_numpy(result)
-    assert actual.shape == expected.shape
-    np.testing.assert_allclose(actual, expected, rtol=1e-9, atol=1e-12)
     keep = np.broadcast_to(mask.array, shape)
-    assert (actual[~keep] == 0).all()
-    assert not np.isnan(actual).any()
+    masked = actual[~keep]
+    expect(
+        f"masked entries of {what}", masked, np.zeros_like(masked), "a masked entry is exactly 0"
+    )
+    nans = int(np.isnan(actual).sum())
+    expect(f"number of NaNs in {what}", nans, 0, "a fully masked group is 0, not nan")
 
 
 @pytest.mark.exercise("5.3")
 @given(cases(min_dims=5, max_dims=5, kind="int"), st.booleans())
+@example(int_case((2, 3, 1, 2, 2), (1, 2, 5, -6, 12), offset=6), False)
 def test_argmax_over_each_dim_of_5d_layouts_with_many_ties(case, keepdim):
-    """Values 0..2 only, so most runs have tied maxima: the first one, as np.argmax."""
+    """Values 0..2 only, so most groups have tied maxima: the first one, as np.argmax."""
     ties = Case(case.buffer % 3, case.layout)
     t = ties.tensor()
     for dim in [None, *range(-5, 5)]:
         try:
-            expected = np.argmax(ties.array, axis=dim, keepdims=keepdim)
+            expected = np.asarray(np.argmax(ties.array, axis=dim, keepdims=keepdim))
         except ValueError:
-            with pytest.raises(ValueError):
+            expected = None  # checked below, outside the handler: NumPy's error is no finding
+        if expected is None:
+            call = f"t.argmax({dim}, {keepdim}) of shape {ties.layout.shape}"
+            rule = f"{call}: a group with no elements has no argmax, as in NumPy"
+            with raises_naming(ValueError, rule=rule):
                 t.argmax(dim, keepdim)
             continue
-        assert_same(t.argmax(dim, keepdim), np.asarray(expected))
+        what = f"t.argmax({dim}, {keepdim}) of values 0 .. 2"
+        rule = "the first of tied maxima, as np.argmax; dim None gives a flat index"
+        assert_same(t.argmax(dim, keepdim), expected, what=what, rule=rule)

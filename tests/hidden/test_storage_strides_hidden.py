@@ -8,13 +8,15 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 from tenxor.storage import round_to_bfloat16
 from tenxor.strides import Layout, index_to_offset, is_contiguous, next_index, offset_to_index
-from tests.support import layouts, numpy_view
+from tests.support import Mismatch, expect, layouts, numpy_view
+from tests.test_storage import NAN_STAYS, ROUNDING, Bits, pattern_of
+from tests.test_strides import ODOMETER, OFFSET_RULE, UNRAVEL, contiguity_rule
 
 
 @pytest.mark.exercise("1.2")
@@ -34,46 +36,72 @@ def test_round_to_bfloat16_for_every_sign_and_exponent():
         expected = bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
     nan = np.isnan(bits.view(np.float32))
     result = np.array([round_to_bfloat16(int(b)) for b in bits.tolist()], dtype=np.int64)
-    assert ((result >= 0) & (result < 2**16)).all()
+    outside = np.flatnonzero((result < 0) | (result >= 2**16))
+    if outside.size:
+        i = outside[0]
+        what = f"{pattern_of(int(bits[i]))} (the first of {outside.size} outside 16 bits)"
+        raise Mismatch(what, Bits(result[i]), "a 16-bit pattern, 0 .. 0xffff")
     wrong = np.flatnonzero(~nan & (result != expected))
-    assert wrong.size == 0, [f"{bits[i]:#010x}->{result[i]:#06x}" for i in wrong[:5]]
+    if wrong.size:
+        i = wrong[0]
+        what = f"{pattern_of(int(bits[i]))} (the first of {wrong.size} wrong)"
+        raise Mismatch(what, Bits(result[i]), Bits(expected[i]), ROUNDING)
     result_nan = np.isnan(result[nan].astype(np.uint16).view(ml_dtypes.bfloat16))
-    assert result_nan.all(), [f"{b:#010x}" for b in bits[nan][~result_nan][:5]]
+    if not result_nan.all():
+        i = np.flatnonzero(nan)[np.flatnonzero(~result_nan)[0]]
+        what = f"{pattern_of(int(bits[i]))} (the first of {int((~result_nan).sum())} NaNs lost)"
+        due = "a NaN: 0x7f81 .. 0x7fff or 0xff81 .. 0xffff"
+        raise Mismatch(what, Bits(result[i]), due, NAN_STAYS)
 
 
 @pytest.mark.exercise("2.3")
 @given(layouts(min_dims=5, max_dims=5, max_stride=2000))
+@example((Layout((2, 3, 1, 2, 2), (1500, -400, 2000, 30, 1), 800), 2332))
 def test_index_to_offset_of_5d_layouts_with_large_strides(layout_and_size):
     """5-d layouts with strides up to +-2000 (negative, zero) and a storage offset: every
     index's offset is the value NumPy's view holds over 0, 1, 2, ..."""
     layout, size = layout_and_size
     view = numpy_view(np.arange(size, dtype=np.int64), layout)
     for index in np.ndindex(layout.shape):
-        assert index_to_offset(index, layout) == view[index], index
+        what = f"offset of index {index} in {layout}"
+        expect(what, index_to_offset(index, layout), int(view[index]), OFFSET_RULE)
 
 
 @pytest.mark.exercise("2.4")
 @given(st.lists(st.integers(1, 5) | st.just(1), min_size=5, max_size=5).map(tuple))
+@example((2, 1, 3, 4, 2))
 def test_offset_to_index_of_every_offset_of_5d_shapes(shape):
     """Every offset of a 5-d shape (size-1 dims included) gives np.unravel_index's index."""
     total = int(np.prod(shape))
     expected = list(zip(*(i.tolist() for i in np.unravel_index(np.arange(total), shape))))
-    assert [offset_to_index(offset, shape) for offset in range(total)] == expected
+    for offset, index in zip(range(total), expected):
+        what = f"index of offset {offset} in shape {shape}"
+        expect(what, offset_to_index(offset, shape), index, UNRAVEL)
 
 
 @pytest.mark.exercise("2.5")
 @given(st.lists(st.sampled_from([1, 1, 2, 3, 4]), min_size=5, max_size=5).map(tuple))
+@example((2, 1, 3, 1, 4))
 def test_next_index_over_5d_shapes_with_size_1_dims(shape):
     """Over 5-d shapes full of size-1 dims, the odometer from the zero index visits exactly
     np.ndindex(shape) in order, each step is the next index, and the last step is None."""
     order = list(np.ndindex(shape))
     for here, there in zip(order, order[1:] + [None]):
-        assert next_index(here, shape) == there, here
+        expect(f"the index after {here} in shape {shape}", next_index(here, shape), there, ODOMETER)
     index, visited = (0,) * 5, []
     while index is not None and len(visited) <= len(order):
         visited.append(index)
         index = next_index(list(index), shape)
-    assert visited == order
+    if visited != order:  # the first step of the walk that went wrong, with lists given
+        step = next(
+            (i for i, (got, due) in enumerate(zip(visited, order)) if got != due),
+            min(len(visited), len(order)),
+        )
+        got = visited[step] if step < len(visited) else None
+        due = order[step] if step < len(order) else None
+        what = f"the index after {list(visited[step - 1])} in shape {shape}"
+        rule = f"{ODOMETER}; an index given as a list steps the same way"
+        raise Mismatch(what, got, due, rule)
 
 
 @pytest.mark.exercise("2.6")
@@ -95,6 +123,8 @@ def test_is_contiguous_of_every_small_layout():
                     strides=tuple(8 * s for s in strides),
                     writeable=False,
                 )
-                assert is_contiguous(layout) == view.flags["C_CONTIGUOUS"], layout
+                expected = view.flags["C_CONTIGUOUS"]
+                what = f"is_contiguous of {layout}"
+                expect(what, is_contiguous(layout), expected, contiguity_rule(shape))
                 checked += 1
     assert checked > 10_000

@@ -10,17 +10,23 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, note
+from hypothesis import example, given, note
 from hypothesis import strategies as st
 
 from tenxor import views as views_module
 from tenxor.strides import Layout
 from tenxor.views import index_layout, layout_runs, view_layout
-from tests.support import Case, cases, numpy_view, raises_naming, reach, row_major_strides
+from tests.support import Case, cases, expect, numpy_view, raises_naming, reach, row_major_strides
 from tests.test_views import (
+    INDEXING,
+    NEEDS_COPY,
+    NO_COPY,
     assert_layout_matches,
     assert_runs_match_numpy,
     assert_view_matches,
+    counting_case,
+    expect_none_layout,
+    expect_some_layout,
     index_keys,
     new_shapes,
     numpy_index,
@@ -151,17 +157,20 @@ def test_chains_of_five_views_match_numpy(exercise, case, data):
     indexing, view), at least one of them the graded exercise's, read what the same chain
     reads in NumPy and still share the first tensor's storage. The other exercises' layout
     functions are stood in for by NumPy."""
-    kinds = data.draw(st.lists(st.sampled_from(VIEW_EXERCISES), min_size=4, max_size=4))
-    kinds.insert(data.draw(st.integers(0, 4)), exercise)
+    others = st.lists(st.sampled_from(VIEW_EXERCISES), min_size=4, max_size=4)
+    kinds = data.draw(others, label="exercises of the other four steps")
+    kinds.insert(data.draw(st.integers(0, 4), label="place of the graded step"), exercise)
     t, array = case.tensor(), case.array
-    result = t
+    result, chain = t, "t"
     with numpy_views_except(exercise):
         for kind in kinds:
-            label, on_tensor, on_array = data.draw(view_steps(kind, array))
+            label, on_tensor, on_array = data.draw(view_steps(kind, array), label=f"step {kind}")
             note(f"{label} on shape {array.shape} with strides {result.strides}")
             result, array = on_tensor(result), on_array(array)
-            assert result.shape == array.shape, f"after {label}"
-    assert_view_matches(result, t, case, array)
+            chain += label if label.startswith("[") else f".{label}"
+            what = f"shape of {chain}, t of shape {case.layout.shape}"
+            expect(what, result.shape, array.shape, "the shape NumPy gives after the same steps")
+    assert_view_matches(result, t, case, array, f"the view NumPy makes by {chain}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,25 +206,31 @@ def test_view_layout_on_stretched_and_size_one_dims(case, data):
     """Reshapes of layouts with stride-0 dims (repeated elements) and size-1 dims with odd
     strides: a view exactly when NumPy can make one, reading NumPy's elements; a ValueError
     naming the shape from view otherwise."""
-    shape = data.draw(new_shapes(case.layout.shape))
+    shape = data.draw(new_shapes(case.layout.shape), label="new shape")
     expected = numpy_reshape_view(case.array, shape)
     result = view_layout(case.layout, shape)
     t = case.tensor()
     if expected is None:
-        assert result is None, f"{case.layout} cannot be viewed as {shape}"
-        with raises_naming(ValueError, shape):
+        expect_none_layout(result, case, shape)
+        with raises_naming(ValueError, shape, rule=NEEDS_COPY):
             t.view(shape)
     else:
-        assert result is not None, f"{case.layout} can be viewed as {shape}"
-        assert_layout_matches(result, case, expected)
-        assert_view_matches(t.view(shape), t, case, expected)
+        expect_some_layout(result, case, shape, expected)
+        assert_layout_matches(result, case, expected, NO_COPY)
+        assert_view_matches(t.view(shape), t, case, expected, NO_COPY)
+
+
+# (2, 3, 4) row-major with its middle dim stretched to stride 0 (each row of 4 is read 3 times)
+# and a size-1 dim of stride -7 inserted before it.
+STRETCHED_EXAMPLE = counting_case((2, 1, 3, 4), (12, -7, 0, 1), offset=1)
 
 
 @pytest.mark.exercise("3.6")
 @given(stretched_cases())
+@example(STRETCHED_EXAMPLE)
 def test_layout_runs_of_stretched_and_size_one_dims(case):
     """Stride-0 dims (joined only by the rule) and size-1 dims of any stride: the runs are the
-    groups NumPy merges."""
+    neighbouring dims NumPy merges into one."""
     assert_runs_match_numpy(layout_runs(case.layout), case)
 
 
@@ -243,12 +258,19 @@ def five_dim_cases_and_backward_keys(draw: st.DrawFn) -> tuple[Case, tuple[Any, 
 
 @pytest.mark.exercise("3.5")
 @given(five_dim_cases_and_backward_keys())
+@example(
+    (
+        counting_case((2, 3, 1, 4, 2), (24, 8, 8, 2, 1), offset=3),
+        (slice(None, None, -1), -2, slice(None), None, slice(3, 0, -2), -1),
+    )
+)
 def test_negative_steps_on_five_dim_layouts(case_and_key):
     """On 5-d layouts with any strides, keys of backward slices, negative ints and None give
     NumPy's view: the offset lands on the first selected element and every sliced dim's
     stride is the old stride times the step."""
     case, key = case_and_key
     expected = numpy_index(case.array, key)
-    assert_layout_matches(index_layout(case.layout, key), case, expected)
+    rule = f"{INDEXING}: a step k multiplies the stride by k, negative too"
+    assert_layout_matches(index_layout(case.layout, key), case, expected, rule)
     t = case.tensor()
-    assert_view_matches(t[key], t, case, expected)
+    assert_view_matches(t[key], t, case, expected, rule)

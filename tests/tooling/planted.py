@@ -230,7 +230,7 @@ PLANTED: tuple[Planted, ...] = (
         "5.2",
         "for d in normalize_dims(dim, t.ndim):",
         "for d in range(t.ndim):",
-        "divides by the number of all elements, not by the length of the reduced runs",
+        "divides by the number of all elements, not by the size of the reduced groups",
         False,
     ),
     Planted(

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -402,6 +403,21 @@ def test_a_second_shell_check_is_answered_by_the_worker_the_first_one_left_warm(
     assert not shared.address.exists() and shared.connect() is None
 
 
+def test_the_shells_worker_ends_by_itself_when_its_course_folder_is_gone(tmp_path):
+    course = tmp_path / "course"
+    write_release(ROOT, course)
+    subprocess.run([sys.executable, "-c", SHELL_CHECK, str(course)], check=True, cwd=tmp_path,
+                   capture_output=True)  # fmt: skip
+    shared = warm.SharedWorker(course)
+    assert shared.connect() is not None
+    shutil.rmtree(course)
+    for _ in range(600):  # it looks every few seconds
+        if not shared.address.exists():
+            break
+        time.sleep(0.05)
+    assert shared.connect() is None and not shared.address.exists()
+
+
 def test_without_fork_the_tests_run_in_a_new_process_with_the_same_report(monkeypatch):
     warm_text = checked("2.2", ROOT)[1]
     monkeypatch.delattr(warm.os, "fork")
@@ -515,11 +531,14 @@ def test_the_release_installed_as_a_learner_does_tracks_progress(tmp_path):
         rows = [line.split() for line in done.stdout.splitlines() if line[:1].isdigit()]
         return {row[0]: " ".join(row[-2:]) if row[-1] == "started" else row[-1] for row in rows}
 
-    before = table()
-    assert before == {item.id: NOT_STARTED for item in CATALOG}
-    restore(learner, "1.3")
-    after = table()
-    assert after == {**before, "1.3": DONE}
+    try:
+        before = table()
+        assert before == {item.id: NOT_STARTED for item in CATALOG}
+        restore(learner, "1.3")
+        after = table()
+        assert after == {**before, "1.3": DONE}
+    finally:
+        warm.SharedWorker(learner.resolve()).stop()  # the shell's worker the table started
 
 
 def test_a_short_test_name_drops_only_the_folders():

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 PR_SET_PDEATHSIG = 1
+LOOK_AGAIN_SECONDS = 5.0  # how often the shell's worker looks whether it is still wanted
 ALWAYS_IMPORTED = ("pytest", "hypothesis", "numpy", "_hypothesis_pytestplugin")
 # The warm-up session: a test of each kind a check meets, so that pytest imports the
 # modules it would otherwise import on a child's first use of them.
@@ -207,21 +208,36 @@ def same_user(connection: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def serve_socket(address: str, idle_seconds: float) -> None:
+def still_wanted(root: str, address: str, socket_inode: int) -> bool:
+    """Whether the shell's worker should go on: its course folder is there, and its socket
+    is still its own (not removed, nor replaced by another worker's)."""
+    try:
+        return os.path.isdir(root) and os.stat(address).st_ino == socket_inode
+    except OSError:
+        return False
+
+
+def serve_socket(root: str, address: str, idle_seconds: float) -> None:
     """Answer one request per connection on the Unix socket at `address` (a request
-    {"stop": true} ends the worker), until none comes for `idle_seconds`."""
+    {"stop": true} ends the worker), until none comes for `idle_seconds` or the course
+    folder at `root` or the socket is gone."""
     with contextlib.suppress(FileNotFoundError):
         os.unlink(address)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(address)
     server.listen(8)
-    server.settimeout(idle_seconds)
+    server.settimeout(min(LOOK_AGAIN_SECONDS, idle_seconds))
+    inode, last = os.stat(address).st_ino, time.monotonic()
     try:
         while True:
             try:
                 connection, _ = server.accept()
             except TimeoutError:
-                return
+                idle = time.monotonic() - last > idle_seconds
+                if idle or not still_wanted(root, address, inode):
+                    return
+                continue
+            last = time.monotonic()
             with connection:
                 connection.settimeout(10.0)
                 line = connection.makefile("rb").readline() if same_user(connection) else b""
@@ -232,8 +248,9 @@ def serve_socket(address: str, idle_seconds: float) -> None:
                     connection.settimeout(None)
                     run_one(request, connection.fileno(), server.fileno())
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(address)
+        with contextlib.suppress(OSError):
+            if os.stat(address).st_ino == inode:  # the socket is still this worker's
+                os.unlink(address)
 
 
 def main() -> None:
@@ -252,7 +269,7 @@ def main() -> None:
     gc.collect()
     gc.freeze()
     if shared:
-        serve_socket(shared[1], float(shared[2]))
+        serve_socket(root, shared[1], float(shared[2]))
         return
     answer(channel, ready=True)
     serve(channel)
