@@ -316,7 +316,8 @@ def broadcastable_shapes(
 
 
 def stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    """Softmax along `axis` with the maximum subtracted first (nan where a group along `axis` is all -inf)."""
+    """Softmax along `axis` with the maximum subtracted first (nan where a group along `axis`
+    is all -inf)."""
     with np.errstate(all="ignore"):
         e = np.exp(x - x.max(axis=axis, keepdims=True))
         return e / e.sum(axis=axis, keepdims=True)
