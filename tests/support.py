@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -214,6 +214,30 @@ def assert_same(
         close = np.allclose(result, expected, rtol=1e-9, atol=1e-12, equal_nan=True)
     if not close:
         raise Mismatch(f"elements of {what}", result, expected, rule)
+
+
+def assert_rows_close(
+    got: Tenxor,
+    expected: np.ndarray,
+    what: str,
+    rule: str,
+    rtol: float,
+    atol: float,
+    row_words: Callable[[int], str] = "row {}".format,
+) -> None:
+    """As np.testing.assert_allclose(to_numpy(got), expected, rtol, atol): the tensor has the
+    expected shape and each element is within atol + rtol * |expected| of NumPy's (NaN where
+    NumPy has NaN); a failure shows the first row that is off (named by `row_words`), its
+    values and the expected ones."""
+    if not isinstance(got, Tenxor):
+        raise Mismatch(f"type of {what}", type(got).__name__, "Tenxor")
+    result = to_numpy(got)
+    expect(f"shape of {what}", result.shape, expected.shape)
+    close = np.isclose(result, expected, rtol=rtol, atol=atol, equal_nan=True)
+    if not close.all():
+        row = int(np.argwhere(~close)[0][0])
+        what = f"{row_words(row)} of {what}"
+        raise Mismatch(what, result[row].tolist(), expected[row].tolist(), rule)
 
 
 def storage_shared(a: Tenxor, b: Tenxor) -> bool:

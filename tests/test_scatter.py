@@ -21,6 +21,7 @@ from tenxor.scatter import gather_rows, index_reduce, segment_softmax
 from tenxor.tensor import Tenxor
 from tests.support import (
     Mismatch,
+    assert_rows_close,
     assert_same,
     at_most_examples,
     expect,
@@ -53,18 +54,8 @@ def assert_near(
     row_words: Callable[[int], str] = "row {}".format,
 ) -> None:
     """The tensor has the expected shape and each element is within `tolerance` of NumPy's
-    (absolute and relative, as np.testing.assert_allclose with rtol = atol = tolerance); a
-    failure shows the first row that is off (named by `row_words`), its values and the
-    expected ones."""
-    if not isinstance(got, Tenxor):
-        raise Mismatch(f"type of {what}", type(got).__name__, "Tenxor")
-    result = to_numpy(got)
-    expect(f"shape of {what}", result.shape, expected.shape)
-    close = np.isclose(result, expected, rtol=tolerance, atol=tolerance, equal_nan=True)
-    if not close.all():
-        row = int(np.argwhere(~close)[0][0])
-        what = f"{row_words(row)} of {what}"
-        raise Mismatch(what, result[row].tolist(), expected[row].tolist(), rule)
+    (absolute and relative, as np.testing.assert_allclose with rtol = atol = tolerance)."""
+    assert_rows_close(got, expected, what, rule, tolerance, tolerance, row_words)
 
 
 GATHER_RULE = "result[k] = t[index[k]], as NumPy's t[index]"

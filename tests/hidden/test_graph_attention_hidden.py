@@ -5,7 +5,6 @@ random index tensors for gather and scatter, all against the NumPy witness of th
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -14,8 +13,13 @@ from hypothesis import strategies as st
 
 from tenxor.graph_attention import edge_list, gatv2, gatv2_edges
 from tenxor.scatter import gather_rows, index_reduce, segment_softmax
-from tenxor.tensor import Tenxor
-from tests.support import Mismatch, assert_same, at_most_examples, expect, from_numpy, to_numpy
+from tests.support import (
+    assert_rows_close,
+    assert_same,
+    at_most_examples,
+    from_numpy,
+    to_numpy,
+)
 from tests.test_graph_attention import (
     EDGES_RULE,
     LAYER_RULE,
@@ -35,30 +39,6 @@ from tests.test_scatter import (
     folded_by_numpy,
     softmax_per_segment,
 )
-
-
-def assert_rows_close(
-    got: Tenxor,
-    expected: np.ndarray,
-    what: str,
-    rule: str,
-    rtol: float,
-    atol: float,
-    row_words: Callable[[int], str] = "row {}".format,
-) -> None:
-    """As np.testing.assert_allclose(to_numpy(got), expected, rtol, atol): the tensor has the
-    expected shape and each element is within atol + rtol * |expected| of NumPy's (NaN where
-    NumPy has NaN); a failure shows the first row that is off (named by `row_words`), its
-    values and the expected ones."""
-    if not isinstance(got, Tenxor):
-        raise Mismatch(f"type of {what}", type(got).__name__, "Tenxor")
-    result = to_numpy(got)
-    expect(f"shape of {what}", result.shape, expected.shape)
-    close = np.isclose(result, expected, rtol=rtol, atol=atol, equal_nan=True)
-    if not close.all():
-        row = int(np.argwhere(~close)[0][0])
-        what = f"{row_words(row)} of {what}"
-        raise Mismatch(what, result[row].tolist(), expected[row].tolist(), rule)
 
 
 @pytest.mark.exercise("6.7")
