@@ -389,16 +389,16 @@ def entry_output(
     problem: str | None,
     explained: list[tuple[str, Failure]] = (),
 ) -> str:
-    """The text of one Gradescope test entry: counts, module problem, failing tests, and the
-    first failure's record in full (the call, what came back, what was expected)."""
+    """The text of one Gradescope test entry: counts, module problem, the first failure's
+    record in full (the call, what came back, what was expected), then the failing tests."""
     lines = [problem + "; its exercises score 0."] if problem else []
     lines.append(f"{passed} of {passed + len(failed)} tests passed.")
+    for name, record in explained[:1]:
+        lines += [f"First failure, {name}:", *(f"  {line}" for line in record_in_words(record))]
+        lines.append("")
     lines += [f"FAIL {name}: {why}" for name, why in failed[:8]]
     if len(failed) > 8:
         lines.append(f"... and {len(failed) - 8} more failing tests")
-    for name, record in explained[:1]:
-        lines += ["", f"First failure explained, {name}:"]
-        lines += [f"  {line}" for line in record_in_words(record)]
     text = "\n".join(lines)
     return text if len(text) <= ENTRY_OUTPUT_CHARS else text[:ENTRY_OUTPUT_CHARS] + "\n..."
 

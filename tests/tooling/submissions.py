@@ -155,6 +155,9 @@ FIXTURES = (
     Fixture("complete", (), (), "Graded modules: tenxor/broadcasting.py"),
     Fixture("half-done", (in_region("1.2", stub_line(BY_ID["1.2"], "")),), ("1.2",),
             "not done: it still raises NotImplementedError"),
+    Fixture("wrong-byte-strides",  # the first failure is explained with its call
+            (in_region("1.3", "return tuple(stride * itemsize + 1 for stride in strides)"),),
+            ("1.3",), "  call:     byte_strides(strides=", plain_pytest=True),
     Fixture("not-started", (stubbed(STORAGE),), tuple(CHAPTER_1), "not done"),
     Fixture("infinite-loop", (in_region("1.1", "while True:\n    pass"),), ("1.1",),
             "CPU time"),
