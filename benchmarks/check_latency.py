@@ -95,8 +95,8 @@ WRONG_ANSWERS = {
     ),
     "5.3": (  # a NaN never wins, since every comparison with it is false
         "best = 0\n"
-        "for position, value in enumerate(run):\n"
-        "    if value > run[best]:\n"
+        "for position, value in enumerate(group):\n"
+        "    if value > group[best]:\n"
         "        best = position\n"
         "return best\n"
     ),

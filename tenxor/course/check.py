@@ -282,18 +282,18 @@ def check_exercise(
 
 
 def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]:
-    """Run every public test once and print a table: each exercise, its points and status."""
+    """Print a table: each exercise, its points and status. The tests run only for exercises
+    that are started and changed since their tests last ran (see remembered.py); an exercise
+    whose stub is still in place is not started, whatever its tests say."""
     root = root or course_root()
     prints = fingerprints(root)
     known = recalled(root, prints)
-    stale = [item for item in CATALOG if item.id not in known]
-    if len(stale) == len(CATALOG):
-        out.write("Running every exercise's tests ...\n")
-    else:
-        out.write(
-            f"Running the tests of {len(stale)} exercises; the other {len(CATALOG) - len(stale)} "
-            "are as they were when their tests last ran ...\n"
-        )
+    started = [item for item in CATALOG if is_started(root, item)]
+    stale = [item for item in started if item.id not in known]
+    out.write(
+        f"Running the tests of {len(stale)} of the {len(started)} exercises you have started "
+        "(the others are as they were when their tests last ran) ...\n"
+    )
     out.flush()
     run = Run()
     if stale:

@@ -235,8 +235,8 @@ PLANTED: tuple[Planted, ...] = (
     ),
     Planted(
         "5.3",
-        "if value > run[best]:",
-        "if value >= run[best]:",
+        "if value > group[best]:",
+        "if value >= group[best]:",
         "takes the last largest element on a tie instead of the first",
         False,
     ),

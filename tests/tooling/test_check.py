@@ -452,28 +452,32 @@ def test_progress_table_lists_every_exercise_with_points(release):
 
 
 def test_the_progress_table_runs_again_only_the_exercises_whose_code_changed(tmp_path):
-    """Results are remembered with each exercise's fingerprint: finishing 3.3 re-runs 3.3 and
-    the exercises built on it, and nothing else; an unchanged tree re-runs nothing."""
+    """Results are remembered with each exercise's fingerprint: in a fresh release nothing is
+    started and nothing runs; finishing 3.3 runs 3.3; editing it again (its prerequisites'
+    functions too count) runs it again; an unchanged tree runs nothing."""
     learner = tmp_path / "release"
     write_release(ROOT, learner)
     first = io.StringIO()
-    progress(learner, first)
-    assert "Running every exercise's tests" in first.getvalue()
-    restore(learner, "3.3")
-    needs = sorted(
-        item.id for item in CATALOG if item.id == "3.3" or "3.3" in prerequisites(item.id)
-    )
+    statuses = progress(learner, first)
+    assert "Running the tests of 0 of the 0 exercises you have started" in first.getvalue()
+    assert all(status.state == NOT_STARTED for status in statuses)
+    for exercise_id in ("3.1", "3.3"):
+        restore(learner, exercise_id)
     again = io.StringIO()
     statuses = {status.exercise.id: status.state for status in progress(learner, again)}
-    others = len(CATALOG) - len(needs)
-    assert (
-        f"Running the tests of {len(needs)} exercises; the other {others} are" in again.getvalue()
-    )
-    assert statuses["3.3"] == DONE and list(statuses.values()).count(DONE) == 1
-    assert fingerprints(learner) == json_fingerprints(learner)
+    assert "Running the tests of 2 of the 2 exercises you have started" in again.getvalue()
+    assert statuses["3.3"] == DONE and statuses["3.1"] == DONE
+    assert list(statuses.values()).count(NOT_STARTED) == len(CATALOG) - 2
+    assert json_fingerprints(learner).items() <= fingerprints(learner).items()
+    views = learner / BY_ID["3.3"].path
+    views.write_text(views.read_text(encoding="utf-8").replace("dim = dim % (ndim + 1)",
+                                                             "dim %= ndim + 1"))  # fmt: skip
+    edited = io.StringIO()
+    assert {s.exercise.id: s.state for s in progress(learner, edited)} == statuses
+    assert "Running the tests of 1 of the 2 exercises you have started" in edited.getvalue()
     unchanged = io.StringIO()
     assert {s.exercise.id: s.state for s in progress(learner, unchanged)} == statuses
-    assert f"the other {len(CATALOG)} are as they were" in unchanged.getvalue()
+    assert "Running the tests of 0 of the 2 exercises" in unchanged.getvalue()
 
 
 def json_fingerprints(root: Path) -> dict[str, str]:
