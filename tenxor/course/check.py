@@ -26,6 +26,7 @@ from .remembered import fingerprints, recalled, remember
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=20.0, memory_mb=2048)
 PROGRESS_SECONDS = 300.0  # every exercise's tests, for the progress table
+MOST_PROCESSES = 4  # that share the progress table's tests
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
 INSTRUCTOR_TESTS = ("hidden", "tooling")  # folders of tests/ that learners do not have
 NOT_RUN = "not run"  # the outcome of a test the run stopped before
@@ -281,6 +282,13 @@ def check_exercise(
     return report_exercise(item, run, root, out)
 
 
+def processes() -> int:
+    """How many processes share the progress table's tests: one per CPU this process may use
+    (at most MOST_PROCESSES)."""
+    usable = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(1)
+    return max(1, min(MOST_PROCESSES, len(usable)))
+
+
 def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]:
     """Print a table: each exercise, its points and status. The tests run only for exercises
     that are started and changed since their tests last ran (see remembered.py); an exercise
@@ -298,7 +306,7 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     run = Run()
     if stale:
         chosen = [option for item in stale for option in ("--exercise", item.id)]
-        options = public_test_options(root) + chosen
+        options = [*public_test_options(root), *chosen, f"--split={processes()}"]
         run = run_checked(root, options, PROGRESS_SECONDS, CHECK_LIMITS.memory_mb)
         if not run.problem and not run.collect_errors:
             remember(root, prints, {item.id: results_of(run, item) for item in stale})

@@ -36,9 +36,10 @@ from tenxor.course.check import (
     next_hint,
     ordered_test_files,
     progress,
+    public_test_options,
     summary_line,
 )
-from tenxor.course.engine import Limits, Result, warm
+from tenxor.course.engine import Limits, Result, run_tests, warm
 from tenxor.course.engine.explain import comparison_in_words
 from tenxor.course.engine.runner import summary_repr
 from tenxor.course.failure import Failure
@@ -478,6 +479,19 @@ def test_the_progress_table_runs_again_only_the_exercises_whose_code_changed(tmp
     unchanged = io.StringIO()
     assert {s.exercise.id: s.state for s in progress(learner, unchanged)} == statuses
     assert "Running the tests of 0 of the 2 exercises" in unchanged.getvalue()
+
+
+def test_tests_split_among_processes_give_every_result_once_and_the_same(tmp_path):
+    """`--split 3` runs every third test in each of three processes writing to one event
+    file: the same results as one process, each test once."""
+    options = ["tests/test_strides.py", "tests/test_storage.py", *public_test_options(ROOT)]
+    alone = run_tests(ROOT, options, profile="check")
+    shared = run_tests(ROOT, [*options, "--split=3"], profile="check")
+    assert not alone.problem and not shared.problem
+    assert len(alone.results) > 100
+    outcomes = {test: result.outcome for test, result in alone.results.items()}
+    assert {test: result.outcome for test, result in shared.results.items()} == outcomes
+    assert set(shared.collected) == set(alone.collected)
 
 
 def json_fingerprints(root: Path) -> dict[str, str]:

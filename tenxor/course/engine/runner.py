@@ -18,6 +18,7 @@ import contextlib
 import gc
 import inspect
 import json
+import os
 import signal
 import sys
 import time
@@ -241,6 +242,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--check-memory-mb", type=int, default=0, metavar="MB", help="the memory limit, to name"
     )
     group.addoption(
+        "--split",
+        type=int,
+        default=1,
+        metavar="N",
+        help="run the collected tests in N processes forked after collection (one per CPU)",
+    )
+    group.addoption(
         "--explain",
         action="store_true",
         help="run the first failed test again to name the learner's call that went wrong",
@@ -252,6 +260,46 @@ def pytest_configure(config: pytest.Config) -> None:
     if target:
         stream = open(target, "a", encoding="utf-8")  # noqa: SIM115 - closed at unconfigure
         config.pluginmanager.register(Recorder(config, stream), "tenxor-recorder")
+
+
+def run_share(session: pytest.Session, share: list[pytest.Item]) -> None:
+    """Run some of the collected tests, in order, as pytest's own loop runs them."""
+    for position, item in enumerate(share):
+        following = share[position + 1] if position + 1 < len(share) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        if session.shouldfail or session.shouldstop:
+            return
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """With `--split N`, fork N - 1 processes once the tests are collected, and let each of
+    the N run every N-th test; their events go to the same file, line by line. The forked
+    processes end without the session's end, which this process writes once they are done."""
+    shares = session.config.getoption("--split")
+    if shares < 2 or not hasattr(os, "fork") or session.config.option.collectonly:
+        return None
+    items, forked = list(session.items), []
+    for share in range(1, min(shares, len(items))):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                run_share(session, items[share::shares])
+            except BaseException:  # noqa: BLE001 - the parent records what is missing
+                code = 1
+            finally:
+                with contextlib.suppress(BaseException):
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                os._exit(code)
+        forked.append(pid)
+    run_share(session, items[0::shares])
+    for pid in forked:
+        os.waitpid(pid, 0)
+    return True
 
 
 @pytest.hookimpl(tryfirst=True)
