@@ -292,7 +292,8 @@ def outside_markdown(found: dict[str, list[float]]) -> list[str]:
         f"Targets: the median `tenxor check ID` at most {TARGET_SHELL} s, and the median "
         f"progress table at most {TARGET_PROGRESS} s when at most one exercise changed since "
         f"the tests last ran: {'reached' if reached else 'not reached'}. With nothing "
-        "remembered (a new course folder, or tests that changed), every test runs.",
+        "remembered (a copy of a finished course, or tests that changed), the tests of every "
+        "started exercise run, shared among one process per CPU.",
         "",
     ]
 
