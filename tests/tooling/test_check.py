@@ -39,7 +39,7 @@ from tenxor.course.check import (
     public_test_options,
     summary_line,
 )
-from tenxor.course.engine import Limits, Result, run_tests, warm
+from tenxor.course.engine import SEED_OPTION, Limits, Result, run_tests, warm
 from tenxor.course.engine.explain import comparison_in_words
 from tenxor.course.engine.runner import summary_repr
 from tenxor.course.failure import Failure
@@ -485,6 +485,7 @@ def test_tests_split_among_processes_give_every_result_once_and_the_same(tmp_pat
     """`--split 3` runs every third test in each of three processes writing to one event
     file: the same results as one process, each test once."""
     options = ["tests/test_strides.py", "tests/test_storage.py", *public_test_options(ROOT)]
+    options.append(SEED_OPTION)
     alone = run_tests(ROOT, options, profile="check")
     shared = run_tests(ROOT, [*options, "--split=3"], profile="check")
     assert not alone.problem and not shared.problem

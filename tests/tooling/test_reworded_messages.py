@@ -27,7 +27,7 @@ from instructor.regions import Region, find_regions
 from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
 from instructor.verify import suite_options
 from tenxor.course.catalog import BY_ID
-from tenxor.course.engine import Limits, run_tests
+from tenxor.course.engine import SEED_OPTION, Limits, run_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.provided
@@ -188,7 +188,9 @@ def test_every_exercise_test_passes_with_reworded_messages(tmp_path):
     assert "is out of range" in region_text(ROOT / "tenxor" / "strides.py")
 
     started = time.monotonic()
-    run = run_tests(tree, [*suite_options(tree), "-m", "not provided"], LIMITS, PROFILE)
+    run = run_tests(
+        tree, [*suite_options(tree), "-m", "not provided", SEED_OPTION], LIMITS, PROFILE
+    )
     print(f"{len(run.collected)} exercise tests in {time.monotonic() - started:.1f} s")
     assert not run.collect_errors and run.problem is None, (run.collect_errors, run.problem)
     assert len(run.collected) > 500
@@ -202,7 +204,10 @@ def test_a_message_without_a_value_it_must_name_fails_its_tests(tmp_path):
     tree = tmp_path / "stripped"
     write_reworded_tree(tree, strip=("2.3", "size"))
     run = run_tests(
-        tree, [*suite_options(tree), "-m", "not provided", "--exercise", "2.3"], LIMITS, PROFILE
+        tree,
+        [*suite_options(tree), "-m", "not provided", "--exercise", "2.3", SEED_OPTION],
+        LIMITS,
+        PROFILE,
     )
     assert run.collected and set(run.collected.values()) == {"2.3"}
     failed = [test for test, result in run.results.items() if not result.passed]

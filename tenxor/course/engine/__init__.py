@@ -2,15 +2,17 @@
 with the pytest plugin that records every test's result and failure record (`runner`,
 `explain`), and, for `check()`, in a fresh child of a warm worker (`warm`, `worker`).
 
-What the rest of the course and the instructor's tooling use of it is named here.
+What the rest of the course and the instructor's tooling use of it is named here. The plugin
+itself (`runner`, which imports pytest) is loaded only by the test processes, so a `tenxor
+check` in a shell starts without pytest.
 """
 
-from .explain import Call, call_of, explained, with_calls
-from .runner import UNFINISHED, TimeLimitExceeded
+from .explain import UNFINISHED, Call, TimeLimitExceeded, call_of, explained, with_calls
 from .running import (
     BOOTSTRAP,
     ISOLATE,
     PLUGIN_OPTIONS,
+    SEED_OPTION,
     Limits,
     Result,
     Run,
@@ -27,6 +29,7 @@ __all__ = [
     "BOOTSTRAP",
     "ISOLATE",
     "PLUGIN_OPTIONS",
+    "SEED_OPTION",
     "UNFINISHED",
     "Call",
     "Limits",

@@ -43,6 +43,7 @@ if _sys.platform == "linux":
     if _os.getppid() != int(_os.environ["TENXOR_PARENT"]):
         _os._exit(1)
 """
+SEED_OPTION = "--hypothesis-seed=0"  # check's runs: the same examples every time
 PLUGIN_OPTIONS = (
     *("-p", "tenxor.course.engine.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
     *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),

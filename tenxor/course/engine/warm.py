@@ -31,6 +31,7 @@ from typing import Any
 from ..catalog import CATALOG
 from .running import (
     PLUGIN_OPTIONS,
+    SEED_OPTION,
     Limits,
     Result,
     Round,
@@ -345,7 +346,12 @@ def run_checked(
     warm worker, stopped after `seconds`; every test's result. Without a working worker the
     tests run in a new process instead, which is slower but gives the same results."""
     root = root.resolve()
-    named = ["--explain", f"--check-seconds={seconds}", f"--check-memory-mb={memory_mb}"]
+    named = [
+        "--explain",
+        SEED_OPTION,
+        f"--check-seconds={seconds}",
+        f"--check-memory-mb={memory_mb}",
+    ]
     named += pytest_args
     if not hasattr(os, "fork"):
         return in_a_new_process(root, named, seconds, memory_mb, profile)
