@@ -54,6 +54,9 @@ PYTEST_COULD_NOT_RUN = {2: "interrupted", 3: "an internal error", 4: "a usage er
 # installed package for others at each check.
 ONLY_NAMED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 NAMED_PLUGINS = ("-p", "_hypothesis_pytestplugin")
+# What a check never shows: log records and the warnings summary (warnings still reach the
+# child's output); leaving their plugins out spares every test their set-up.
+UNSHOWN_PLUGINS = ("-p", "no:logging", "-p", "no:warnings")
 
 
 @dataclass(frozen=True)
@@ -363,6 +366,7 @@ def run_checked(
             "args": [
                 *PLUGIN_OPTIONS,
                 *NAMED_PLUGINS,
+                *UNSHOWN_PLUGINS,
                 f"--results={round_.events_path}",
                 *named,
             ],
