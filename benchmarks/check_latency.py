@@ -283,17 +283,16 @@ def outside_markdown(found: dict[str, list[float]]) -> list[str]:
         median, slowest = statistics.median(samples), max(samples)
         lines.append(f"| {name} | {len(samples)} | {median:.3f} s | {slowest:.3f} s |")
     shell = statistics.median(found["tenxor check ID"])
-    tables = [statistics.median(v) for k, v in found.items() if k.endswith("changed")]
-    tables += [statistics.median(v) for k, v in found.items() if "after an edit" in k]
+    tables = [statistics.median(v) for k, v in found.items() if k != "tenxor check ID"]
     reached = shell <= TARGET_SHELL and max(tables) <= TARGET_PROGRESS
     return [
         *lines,
         "",
         f"Targets: the median `tenxor check ID` at most {TARGET_SHELL} s, and the median "
-        f"progress table at most {TARGET_PROGRESS} s when at most one exercise changed since "
-        f"the tests last ran: {'reached' if reached else 'not reached'}. With nothing "
-        "remembered (a copy of a finished course, or tests that changed), the tests of every "
-        "started exercise run, shared among one process per CPU.",
+        f"progress table at most {TARGET_PROGRESS} s in every row: "
+        f"{'reached' if reached else 'not reached'}. With nothing remembered (a copy of a "
+        "finished course, or tests that changed), the tests of every started exercise run, "
+        "shared among one process per CPU.",
         "",
     ]
 

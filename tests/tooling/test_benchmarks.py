@@ -176,3 +176,21 @@ def test_the_grading_benchmark_grades_a_complete_submission_to_full_marks(capsys
     assert "run 1: " in printed and f", score {BY_ID['1.1'].points}\n" in printed
     assert "| complete and correct, 1.1 | 1 |" in printed and "Target: one complete" in printed
     assert "| same user |" in printed and "| isolated |" not in printed
+
+
+@pytest.mark.parametrize(
+    "cold, shell, verdict",
+    [(1.4, 0.3, "every row: reached."), (1.6, 0.3, "every row: not reached."),
+     (1.4, 0.6, "every row: not reached.")],
+)  # fmt: skip
+def test_the_latency_targets_hold_only_when_every_progress_row_and_the_shell_do(
+    cold: float, shell: float, verdict: str
+):
+    from benchmarks.check_latency import TARGET_PROGRESS, TARGET_SHELL, outside_markdown
+
+    assert (TARGET_SHELL, TARGET_PROGRESS) == (0.5, 1.5)
+    found = {"tenxor check ID": [0.1, shell, shell], "check(), nothing changed": [0.01],
+             "tenxor check, nothing remembered": [cold]}  # fmt: skip
+    lines = outside_markdown(found)
+    assert lines[2] == f"| tenxor check ID | 3 | {shell:.3f} s | {shell:.3f} s |"
+    assert verdict in lines[-2]
