@@ -1,4 +1,4 @@
-"""The gates that prove every exercise is graded (DESIGN.md section 6).
+"""The gates that prove every exercise is graded.
 
 1. reference: the instructor's tree passes every test, public and hidden.
 2. release: in the student release every exercise test fails with a NotImplementedError

@@ -102,7 +102,7 @@ def tensor_of(expression: str, x: object = None) -> Tenxor:
 def drawn(arguments: argparse.Namespace) -> Picture:
     """The one diagram the options of `tenxor draw` ask for."""
     from tenxor import diagrams
-    from tenxor.diagrams.figures import contiguous
+    from tenxor.row_major import row_major_strides
 
     if arguments.broadcast:
         return diagrams.broadcast_diagram(*arguments.broadcast)
@@ -118,7 +118,9 @@ def drawn(arguments: argparse.Namespace) -> Picture:
                                      arguments.arrows)  # fmt: skip
     if arguments.tensor:
         return diagrams.tensor_diagram(tensor_of(arguments.tensor), arguments.arrows, name="x")
-    strides = arguments.strides if arguments.strides is not None else contiguous(arguments.shape)
+    strides = arguments.strides
+    if strides is None:
+        strides = row_major_strides(arguments.shape)
     return diagrams.layout_diagram(arguments.shape, strides, arguments.offset,
                                    arguments.storage_size, arrows=arguments.arrows)  # fmt: skip
 

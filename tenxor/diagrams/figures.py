@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tenxor.row_major import row_major_strides
 from tenxor.strides import Layout
 
 from .layouts import (
@@ -232,7 +233,7 @@ def gather_diagram(base: Tenxor, dim: int, chosen: Sequence[int], base_name: str
                    "new storage"),
             tensor_block("result", shape, {i: new_colours[k] for i, k in copied.items()},
                          {i: new_values[k] for i, k in copied.items()}),
-            caption(f"{expression}: a copy, {layout_words(shape, contiguous(shape), 0)}"),
+            caption(f"{expression}: a copy, {layout_words(shape, row_major_strides(shape), 0)}"),
         ],
         gaps=[0.5, 1.4, 1.8, 1.8, 0.5],
     )  # fmt: skip
@@ -249,16 +250,7 @@ def gather_diagram(base: Tenxor, dim: int, chosen: Sequence[int], base_name: str
     return render(picture_of(blocks, [copies, result_arrows]), description)
 
 
-def contiguous(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major strides of `shape` (the layout of new storage written in index order)."""
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    return tuple(reversed(strides))
-
-
-FOLDS = {"sum": sum, "max": max, "min": min, "mean": lambda run: sum(run) / len(run)}
+FOLDS = {"sum": sum, "max": max, "min": min, "mean": lambda group: sum(group) / len(group)}
 
 
 def reduction_diagram(
