@@ -419,6 +419,18 @@ def test_the_shells_worker_ends_by_itself_when_its_course_folder_is_gone(tmp_pat
     assert shared.connect() is None and not shared.address.exists()
 
 
+def test_a_test_process_starts_where_python_has_no_resource_module():
+    """The preamble of a new test process (the path check takes without fork, as on Windows)
+    runs where `import resource` fails, and then without an address-space limit."""
+    from tenxor.course.engine.running import LIMITED
+
+    script = "import sys\nsys.modules['resource'] = None\n" + LIMITED + "print('started')\n"
+    environment = {**os.environ, "TENXOR_MEMORY_MB": "64", "TENXOR_PARENT": str(os.getpid())}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=environment, check=False)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "started\n", done.stderr
+
+
 def test_without_fork_the_tests_run_in_a_new_process_with_the_same_report(monkeypatch):
     warm_text = checked("2.2", ROOT)[1]
     monkeypatch.delattr(warm.os, "fork")

@@ -35,9 +35,14 @@ BOOTSTRAP = ISOLATE + "import pytest\nraise SystemExit(pytest.main(sys.argv[1:])
 # What a child started by start() runs first: cap its own address space, and make sure it
 # dies with the process that started it (if that one is already gone, stop at once).
 LIMITED = """\
-import ctypes as _ctypes, os as _os, resource as _resource, signal as _signal, sys as _sys
-_limit = int(_os.environ["TENXOR_MEMORY_MB"]) * 1024 * 1024
-_resource.setrlimit(_resource.RLIMIT_AS, (_limit, _limit))
+import ctypes as _ctypes, os as _os, signal as _signal, sys as _sys
+try:
+    import resource as _resource
+except ImportError:  # Windows has no address-space limit to set
+    _resource = None
+if _resource is not None:
+    _limit = int(_os.environ["TENXOR_MEMORY_MB"]) * 1024 * 1024
+    _resource.setrlimit(_resource.RLIMIT_AS, (_limit, _limit))
 if _sys.platform == "linux":
     _ctypes.CDLL(None).prctl(1, _signal.SIGKILL)  # PR_SET_PDEATHSIG
     if _os.getppid() != int(_os.environ["TENXOR_PARENT"]):
@@ -265,7 +270,10 @@ class Round:
     def kill(self, process: subprocess.Popen, reason: str) -> None:
         self.killed = reason
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+            if hasattr(os, "killpg"):
+                os.killpg(process.pid, signal.SIGKILL)
+            else:  # no process groups (Windows): the test process alone
+                process.kill()
         process.wait()
 
 
