@@ -33,7 +33,7 @@ import pytest
 from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds, records_in
 from instructor.sandbox import Sandbox
-from tenxor.course.catalog import CATALOG, Exercise, prerequisites
+from tenxor.course.catalog import BY_ID, CATALOG, Exercise, prerequisites
 from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import shown
 from tenxor.course.markers import exercise_of
@@ -157,12 +157,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def calls_made(proxies: dict[str, Any]) -> list[Call]:
     """The running test's last call of each exercise function, in words, oldest first."""
-    by_id = {exercise.id: exercise for exercise in CATALOG}
     made = []
     for exercise_id, (args, kwargs, value, raised) in CALLS.items():
         text = call_of(proxies[exercise_id], args, kwargs)
         returned = None if raised else shown(value)
-        made.append(Call(by_id[exercise_id], text, returned, raised))
+        made.append(Call(BY_ID[exercise_id], text, returned, raised))
     return made
 
 

@@ -204,15 +204,17 @@ def finding(error: BaseException, seconds: float, memory_mb: int) -> Failure:
 # ---------------------------------------------------------------------------------------------
 
 
+def relative_path(frame: FrameType, root: Path) -> str | None:
+    """The file a frame runs, relative to the course folder ("tenxor/views.py"), or None
+    when it lies outside."""
+    path = Path(frame.f_code.co_filename)
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else None
+
+
 def exercise_at(frame: FrameType, root: Path) -> Exercise | None:
     """The exercise whose function `frame` runs, if it runs one in the course tree."""
-    path = Path(frame.f_code.co_filename)
-    if not path.is_relative_to(root):
-        return None
-    relative = path.relative_to(root).as_posix()
-    return next(
-        (e for e in CATALOG if e.path == relative and e.function == frame.f_code.co_name), None
-    )
+    relative, name = relative_path(frame, root), frame.f_code.co_name
+    return next((e for e in CATALOG if e.path == relative and e.function == name), None)
 
 
 def package_frames(error: BaseException, root: Path) -> list[tuple[FrameType, int]]:
@@ -228,8 +230,7 @@ def package_frames(error: BaseException, root: Path) -> list[tuple[FrameType, in
 
 def located(frame: FrameType, line: int, root: Path) -> str:
     """A frame's place: "tenxor/views.py:104 in unsqueeze_layout"."""
-    path = Path(frame.f_code.co_filename).relative_to(root).as_posix()
-    return f"{path}:{line} in {frame.f_code.co_name}"
+    return f"{relative_path(frame, root)}:{line} in {frame.f_code.co_name}"
 
 
 def learners_line(error: BaseException, root: Path, exercise: str) -> tuple[str | None, str | None]:
@@ -387,6 +388,19 @@ def example_of(error: BaseException, leaf: BaseException) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
+def explained_leaf(error: BaseException) -> BaseException:
+    """The exception a failed test's record explains: the first of a group that is not an
+    unfinished exercise's stub (else the first)."""
+    found = leaves(error)
+    return next((leaf for leaf in found if unfinished_exercise(leaf) is None), found[0])
+
+
+def raised_error(leaf: BaseException) -> BaseException:
+    """The error that was raised in the code under test: for a WrongError, the error of the
+    wrong type it reports; else the exception itself."""
+    return leaf.__cause__ if isinstance(leaf, WrongError) and leaf.__cause__ else leaf
+
+
 def explained(
     error: BaseException,
     root: Path,
@@ -398,10 +412,9 @@ def explained(
     """The record of a failed test of `exercise` from its exception."""
     found = leaves(error)
     unfinished = [unfinished_exercise(leaf) for leaf in found]
-    # Explain the first failure that is not an unfinished exercise, if there is one.
-    leaf = next((leaf for leaf, u in zip(found, unfinished) if u is None), found[0])
+    leaf = explained_leaf(error)
     record = finding(leaf, seconds, memory_mb)
-    raised = leaf.__cause__ if isinstance(leaf, WrongError) and leaf.__cause__ else leaf
+    raised = raised_error(leaf)
     line, inside = learners_line(raised, root, exercise) if exercise in BY_ID else (None, None)
     expected = record.expected
     if expected is None and record.raised:
@@ -423,16 +436,17 @@ def with_calls(record: Failure, exercise: str, calls: list[Call], provided: bool
     """The record with the last call of the exercise's own function that ended, and, when
     the error was raised in provided code (`provided`), the last exercise function that
     returned before it, with what it returned."""
-    own = [call for call in calls if call.exercise.id == exercise]
-    if own:
-        call = own[-1]
-        raised = record.raised if call.raised else None
-        record = replace(record, call=call.text, returned=call.returned, raised=raised)
+    error = record.raised  # what the test's error was, before the call says whether it raised it
     returned = [call for call in calls if call.returned is not None]
-    if provided and record.raised and returned:
+    if provided and error and returned:
         last = returned[-1]
         told = f"your {last.exercise.function} ({last.exercise.id}) returned {last.returned}"
         record = replace(record, before=f"{told} when called as {last.text}")
+    own = [call for call in calls if call.exercise.id == exercise]
+    if own:
+        call = own[-1]
+        raised = error if call.raised else None
+        record = replace(record, call=call.text, returned=call.returned, raised=raised)
     return record
 
 
@@ -441,7 +455,7 @@ def raised_in_provided_code(error: BaseException, root: Path) -> bool:
     that holds no exercise."""
     frames = package_frames(error, root)
     files = {item.path for item in CATALOG}
-    return bool(frames) and located(*frames[-1], root).split(":", 1)[0] not in files
+    return bool(frames) and relative_path(frames[-1][0], root) not in files
 
 
 def expected_in_test(error: BaseException, root: Path) -> str | None:

@@ -35,7 +35,9 @@ from .explain import (
     comparison_in_words,
     exercise_codes,
     explained,
+    explained_leaf,
     first_lines,
+    raised_error,
     raised_in_provided_code,
     replaying,
     watched_calls,
@@ -216,7 +218,7 @@ class Recorder:
         rerun = replaying(getattr(item, "obj", None), item.runtest, error)
         with self.timer.armed():
             calls = watched_calls(rerun, exercise_codes())
-        provided = raised_in_provided_code(error, self.root)
+        provided = raised_in_provided_code(raised_error(explained_leaf(error)), self.root)
         return with_calls(found, exercise, calls, provided)
 
     @pytest.hookimpl(tryfirst=True)

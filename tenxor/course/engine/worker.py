@@ -208,13 +208,19 @@ def same_user(connection: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def still_wanted(root: str, address: str, socket_inode: int) -> bool:
-    """Whether the shell's worker should go on: its course folder is there, and its socket
-    is still its own (not removed, nor replaced by another worker's)."""
+def owns_socket(address: str, socket_inode: int) -> bool:
+    """Whether the socket at `address` is still this worker's (not removed, nor replaced by
+    another worker's)."""
     try:
-        return os.path.isdir(root) and os.stat(address).st_ino == socket_inode
+        return os.stat(address).st_ino == socket_inode
     except OSError:
         return False
+
+
+def still_wanted(root: str, address: str, socket_inode: int) -> bool:
+    """Whether the shell's worker should go on: its course folder is there, and so is its
+    own socket."""
+    return os.path.isdir(root) and owns_socket(address, socket_inode)
 
 
 def serve_socket(root: str, address: str, idle_seconds: float) -> None:
@@ -248,8 +254,8 @@ def serve_socket(root: str, address: str, idle_seconds: float) -> None:
                     connection.settimeout(None)
                     run_one(request, connection.fileno(), server.fileno())
     finally:
-        with contextlib.suppress(OSError):
-            if os.stat(address).st_ino == inode:  # the socket is still this worker's
+        if owns_socket(address, inode):
+            with contextlib.suppress(OSError):
                 os.unlink(address)
 
 
