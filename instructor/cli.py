@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.catalog import BY_ID, CATALOG, CHAPTERS
 from tenxor.course.cli import course_option, root_of, run
 
 from .launcher import MODES
@@ -38,7 +38,7 @@ def selected_exercises(arguments: argparse.Namespace) -> list[str]:
     """The exercises named by --exercise and --chapter (all when neither is given)."""
     chosen = list(arguments.exercise or [])
     for chapter in arguments.chapter or []:
-        chosen += [item.id for item in CATALOG if item.id.split(".")[0] == chapter]
+        chosen += [item.id for item in CATALOG if str(item.chapter.number) == chapter]
     unknown = [exercise_id for exercise_id in chosen if exercise_id not in BY_ID]
     if unknown or (arguments.chapter and not chosen):
         raise SystemExit(
@@ -85,10 +85,14 @@ def command_grade(arguments: argparse.Namespace) -> int:
 
 
 def command_verify(arguments: argparse.Namespace) -> int:
-    from .verify import verify
+    from .verify import Scope, verify
 
     gates = tuple(arguments.gate or GATES)
-    verdicts = verify(root_of(arguments), gates)
+    known = {chapter.number for chapter in CHAPTERS}
+    unknown = [number for number in arguments.chapter or [] if number not in known]
+    if unknown:
+        raise SystemExit(f"tenxor-instructor verify: no chapter {', '.join(map(str, unknown))}")
+    verdicts = verify(root_of(arguments), gates, scope=Scope(tuple(arguments.chapter or ())))
     failed = [gate.name for gate in verdicts if not gate.passed]
     print("verify: every gate passed" if not failed else f"verify: FAILED: {', '.join(failed)}")
     return 1 if failed else 0
@@ -187,6 +191,14 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         choices=GATES,
         help="run only this gate (repeatable; default: all of them)",
+    )
+    verify.add_argument(
+        "--chapter",
+        action="append",
+        type=int,
+        metavar="N",
+        help="run the gates for this chapter only (repeatable; the catalog gate still checks "
+        "the whole catalog)",
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)

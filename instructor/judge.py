@@ -30,10 +30,11 @@ from typing import Any
 
 import pytest
 
+from instructor import plain_data
 from instructor.launcher import SandboxConfig, give_up_root, launcher_for
-from instructor.plain_data import Kinds, records_in
+from instructor.plain_data import Kinds
 from instructor.sandbox import Sandbox
-from tenxor.course.catalog import BY_ID, CATALOG, Exercise, prerequisites
+from tenxor.course.catalog import BY_ID, CATALOG, RECORDS, Exercise, prerequisites
 from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import shown
 from tenxor.course.markers import exercise_of
@@ -49,16 +50,9 @@ CALLS: dict[str, tuple[tuple, dict[str, Any], Any, bool]] = {}
 
 
 def tensor_kinds() -> Kinds:
-    """The judge's own tensor classes, which decoded results are made of (and no way to
-    find a function: nothing the worker sends may name one)."""
-    storage = importlib.import_module("tenxor.storage")
-    return Kinds(
-        layout=importlib.import_module("tenxor.strides").Layout,
-        storage=storage.Storage,
-        tensor=importlib.import_module("tenxor.tensor").Tenxor,
-        dtypes=dict(storage.DTYPES),
-        records=records_in(importlib.import_module("tenxor.graph_attention")),
-    )
+    """The judge's own tensor classes and the catalog's records, which decoded results are
+    made of (and no way to find a function: nothing the worker sends may name one)."""
+    return plain_data.tensor_kinds(importlib.import_module("tenxor"), records=RECORDS)
 
 
 def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:

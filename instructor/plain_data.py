@@ -37,7 +37,7 @@ import dataclasses
 import importlib
 import inspect
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -80,16 +80,28 @@ class Kinds:
     records: dict[str, type] = field(default_factory=dict)  # class name -> a frozen dataclass
 
 
-def records_in(module: Any) -> dict[str, type]:
-    """The frozen dataclasses a module defines (the values it passes around as records)."""
-    return {
-        name: value
-        for name, value in vars(module).items()
-        if isinstance(value, type)
-        and value.__module__ == module.__name__
-        and dataclasses.is_dataclass(value)
-        and value.__dataclass_params__.frozen
-    }
+def records_named(names: Iterable[str]) -> dict[str, type]:
+    """The records named "module.Class" that are frozen dataclasses, by class name."""
+    found = {}
+    for name in names:
+        module, attribute = name.rsplit(".", 1)
+        value = getattr(importlib.import_module(module), attribute, None)
+        if dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen:
+            found[attribute] = value
+    return found
+
+
+def tensor_kinds(package: Any, records: Iterable[str], **more: Any) -> Kinds:
+    """The kinds of a tenxor package (its layout, storage and tensor classes and its data
+    types) with the records named in `records` ("module.Class")."""
+    return Kinds(
+        layout=package.Layout,
+        storage=package.Storage,
+        tensor=package.Tenxor,
+        dtypes=dict(package.DTYPES),
+        records=records_named(records),
+        **more,
+    )
 
 
 @dataclass

@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
-from tenxor.course.catalog import BY_ID, Exercise, stub_line
+from tenxor.course.catalog import BY_ID, HIDDEN_TESTS, TOOLING_TESTS, Exercise, stub_line
 
 from .regions import RegionError, find_regions
 
@@ -43,8 +43,8 @@ LOCAL_ONLY = (
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = (
     "instructor",
-    "tests/hidden",
-    "tests/tooling",
+    HIDDEN_TESTS,
+    TOOLING_TESTS,
     ".ci",
     "benchmarks/check_latency.py",  # times check() on a release it writes
     "benchmarks/grading_time.py",  # times the grader
@@ -53,7 +53,7 @@ INSTRUCTOR_ONLY = (
 NOT_NEEDED_FOR_TESTS = (
     *LOCAL_ONLY,
     "instructor",
-    "tests/tooling",
+    TOOLING_TESTS,
     ".ci",
     "notebooks",
     "diagrams",

@@ -28,6 +28,7 @@ time, its memory) is asked for: the judge reads those from the kernel.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import json
 import os
 import resource
@@ -202,19 +203,19 @@ class Worker:
         self.depth = 0
 
     def load(self, package: Path, modules: list[str], tree: str) -> None:
-        """Import the submission's package, and learn its tensor classes."""
+        """Import the submission's package and every module of the catalog's chapters, and
+        learn its tensor classes and the records the catalog names."""
         sys.path[:] = [str(package), *[p for p in sys.path if p not in ("", tree)]]
         for module in modules:
             __import__(module)
-        storage, strides = sys.modules["tenxor.storage"], sys.modules["tenxor.strides"]
-        self.kinds = Kinds(
-            layout=strides.Layout,
-            storage=storage.Storage,
-            tensor=sys.modules["tenxor.tensor"].Tenxor,
-            dtypes=dict(storage.DTYPES),
+        catalog = importlib.import_module("tenxor.course.catalog")
+        for module in catalog.EXERCISE_MODULES:
+            importlib.import_module(module)
+        self.kinds = plain_data.tensor_kinds(
+            sys.modules["tenxor"],
+            records=catalog.RECORDS,
             exercise=lambda module, name: getattr(sys.modules[module], name),
             callback=self.stand_in,
-            records=plain_data.records_in(sys.modules["tenxor.graph_attention"]),
         )
 
     def stand_in(self, number: int) -> Any:

@@ -20,6 +20,8 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
 import os
 import shutil
 import signal
@@ -31,7 +33,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
+from tenxor.course.catalog import (
+    BY_ID,
+    CATALOG,
+    CHAPTERS,
+    COURSE_HIDDEN,
+    COURSE_TESTS,
+    HIDDEN_TESTS,
+    RECORDS,
+    TOOLING_TESTS,
+    Chapter,
+    catalog_problems,
+    chapter_of_notebook,
+    hidden_tests,
+    hidden_tests_of,
+    prerequisites,
+    public_tests,
+    tests_of,
+)
 from tenxor.course.engine import (
     ISOLATE,
     UNFINISHED,
@@ -72,6 +91,33 @@ class Gate:
         return not self.problems
 
 
+@dataclass(frozen=True)
+class Scope:
+    """The chapters a run of the gates covers: every one, or a few (while one is written)."""
+
+    chapters: tuple[int, ...] = ()  # (): every chapter
+
+    def covers(self, chapter: Chapter) -> bool:
+        return not self.chapters or chapter.number in self.chapters
+
+    def test_options(self, root: Path) -> list[str]:
+        """pytest options for the tests of the covered chapters' exercises."""
+        if not self.chapters:
+            return []
+        chosen = [item for item in CATALOG if self.covers(item.chapter)]
+        files = {path: None for item in chosen for path in tests_of(item) + hidden_tests_of(item)}
+        present = [path for path in files if (root / path).is_file()]
+        return present + [option for item in chosen for option in ("--exercise", item.id)]
+
+    def notebooks(self, root: Path) -> list[str]:
+        """The notebooks of the covered chapters that the course at `root` holds."""
+        return [chapter.notebook for chapter in CHAPTERS
+                if self.covers(chapter) and (root / chapter.notebook).is_file()]  # fmt: skip
+
+
+EVERY_CHAPTER = Scope()
+
+
 def exercise_tests_of(run: Run) -> dict[str, str]:
     """The collected tests of a run that grade an exercise (tooling tests left out)."""
     return {test: owner for test, owner in run.collected.items() if owner in BY_ID}
@@ -79,7 +125,7 @@ def exercise_tests_of(run: Run) -> dict[str, str]:
 
 def suite_options(root: Path) -> list[str]:
     """Every test of the course but the tooling's own (which run verify themselves)."""
-    return [f"--ignore={root / 'tests' / 'tooling'}", "-q"]
+    return [f"--ignore={root / TOOLING_TESTS}", "-q"]
 
 
 def run_problems(run: Run) -> list[str]:
@@ -94,9 +140,9 @@ def run_problems(run: Run) -> list[str]:
     return found
 
 
-def gate_reference(root: Path) -> tuple[Gate, Run]:
+def gate_reference(root: Path, scope: Scope = EVERY_CHAPTER) -> tuple[Gate, Run]:
     """Gate 1: the reference tree passes every public and hidden test."""
-    run = run_tests(root, suite_options(root), VERIFY_LIMITS)
+    run = run_tests(root, [*suite_options(root), *scope.test_options(root)], VERIFY_LIMITS)
     gate = Gate("reference", f"{len(run.collected)} tests on the reference tree")
     gate.problems += run_problems(run)
     for result in run.results.values():
@@ -107,18 +153,19 @@ def gate_reference(root: Path) -> tuple[Gate, Run]:
     return gate, run
 
 
-def gate_release(root: Path, scratch: Path) -> Gate:
+def gate_release(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
     """Gate 2: every exercise test fails in the release with a NotImplementedError naming an
     exercise (hidden tests are copied in for this gate only)."""
     release = scratch / "release"
     write_release(root, release)
-    if (root / "tests" / "hidden").is_dir():
+    if (root / HIDDEN_TESTS).is_dir():
         shutil.copytree(
-            root / "tests" / "hidden",
-            release / "tests" / "hidden",
+            root / HIDDEN_TESTS,
+            release / HIDDEN_TESTS,
             ignore=shutil.ignore_patterns("__pycache__"),
         )
-    run = run_tests(release, [*suite_options(release), "-m", "not provided"], VERIFY_LIMITS)
+    options = [*suite_options(release), *scope.test_options(release), "-m", "not provided"]
+    run = run_tests(release, options, VERIFY_LIMITS)
     tests = exercise_tests_of(run)
     gate = Gate("release", f"{len(tests)} exercise tests on the student release")
     gate.problems += run_problems(run)
@@ -134,7 +181,7 @@ def gate_release(root: Path, scratch: Path) -> Gate:
     return gate
 
 
-def gate_stubs(root: Path, scratch: Path) -> Gate:
+def gate_stubs(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
     """Gate 3: each exercise's tests fail with it stubbed; tests only reach the regions of
     their own exercise and of the exercises it depends on."""
     probe = scratch / "probe"
@@ -142,7 +189,8 @@ def gate_stubs(root: Path, scratch: Path) -> Gate:
     (probe / "instructor").mkdir()  # the probe plugin, which the probe lines call
     for name in ("__init__.py", "probe.py"):
         shutil.copyfile(root / "instructor" / name, probe / "instructor" / name)
-    options = [*suite_options(probe), "-m", "not provided", "-p", "instructor.probe"]
+    options = [*suite_options(probe), *scope.test_options(probe), "-m", "not provided"]
+    options += ["-p", "instructor.probe"]
     reached = run_tests(probe, options, VERIFY_LIMITS)
     stubbed = run_tests(probe, [*options, "--stub-own"], VERIFY_LIMITS)
     tests = exercise_tests_of(reached)
@@ -163,20 +211,49 @@ def gate_stubs(root: Path, scratch: Path) -> Gate:
     return gate
 
 
-def catalog_problems() -> list[str]:
-    """Problems of the catalog itself: ids, points, dependencies."""
-    found, order = [], [item.id for item in CATALOG]
-    if len(set(order)) != len(order):
-        found.append(f"exercise ids repeat: {order}")
-    total = sum(item.points for item in CATALOG)
-    if total != 100:
-        found.append(f"points add up to {total}, not 100")
-    for item in CATALOG:
-        if item.points <= 0:
-            found.append(f"exercise {item.id} is worth {item.points} points")
-        for dependency in item.depends_on:
-            if dependency not in BY_ID or order.index(dependency) >= order.index(item.id):
-                found.append(f"exercise {item.id} depends on {dependency}, not an earlier one")
+def chapter_files(chapter: Chapter) -> list[str]:
+    """Every file a chapter of the manifest names: notebook, modules, test files."""
+    modules = [module.replace(".", "/") + ".py" for module in chapter.modules]
+    return [chapter.notebook, *modules, *chapter.tests, *chapter.hidden]
+
+
+def misplaced_test(test: str, owner: str) -> str | None:
+    """What is wrong with where a test of exercise `owner` lives, or None: it must be in a
+    test file of the exercise's chapter or in one that spans the chapters."""
+    path, chapter = test.split("::")[0], BY_ID[owner].chapter
+    if path in (*chapter.tests, *chapter.hidden, *COURSE_TESTS, *COURSE_HIDDEN):
+        return None
+    return (f"{test} tests exercise {owner}, but {path} is not a test file of chapter "
+            f"{chapter.number} nor one that spans the chapters")  # fmt: skip
+
+
+def is_record(name: str) -> bool:
+    """Whether `name` ("module.Class") is a frozen dataclass, as records must be."""
+    module, attribute = name.rsplit(".", 1)
+    kind = getattr(importlib.import_module(module), attribute, None)
+    return dataclasses.is_dataclass(kind) and kind.__dataclass_params__.frozen
+
+
+def manifest_problems(root: Path, owners: dict[str, str]) -> list[str]:
+    """Problems of the chapter manifest against the course at `root`: a file it names that
+    does not exist, a test file it does not name, a hidden test file outside the hidden
+    folder, a test (by `owners`: test -> exercise) in the wrong chapter's file, a record that
+    is not a frozen dataclass."""
+    found = [f"chapter {chapter.number}: {path} does not exist"
+             for chapter in CHAPTERS for path in chapter_files(chapter)
+             if not (root / path).is_file()]  # fmt: skip
+    on_disk = {path.relative_to(root).as_posix() for path in (root / "tests").rglob("test_*.py")}
+    exercise_tests = {path for path in on_disk if not path.startswith(TOOLING_TESTS + "/")}
+    named = set(public_tests() + hidden_tests())
+    found += [f"{path} is in no chapter of the catalog" for path in sorted(exercise_tests - named)]
+    notebooks = {path.relative_to(root).as_posix() for path in (root / "notebooks").glob("*.ipynb")}
+    taught = {chapter.notebook for chapter in CHAPTERS}
+    found += [f"{path} is in no chapter of the catalog" for path in sorted(notebooks - taught)]
+    found += [f"hidden test file {path} is not in {HIDDEN_TESTS}/"
+              for path in hidden_tests() if not path.startswith(HIDDEN_TESTS + "/")]  # fmt: skip
+    found += [problem for test, owner in sorted(owners.items())
+              if (problem := misplaced_test(test, owner))]  # fmt: skip
+    found += [f"record {name} is not a frozen dataclass" for name in RECORDS if not is_record(name)]
     return found
 
 
@@ -212,8 +289,9 @@ def region_problems(root: Path) -> list[str]:
 def gate_catalog(root: Path, reference: Run) -> Gate:
     """Gate 4: catalog, regions and test markers match one to one; points add up to 100."""
     gate = Gate("catalog", f"{len(CATALOG)} exercises, their regions and their tests")
-    gate.problems += catalog_problems() + region_problems(root)
-    tested = set(exercise_tests_of(reference).values())
+    owners = exercise_tests_of(reference)
+    gate.problems += catalog_problems() + region_problems(root) + manifest_problems(root, owners)
+    tested = set(owners.values())
     gate.problems += [f"exercise {i.id} has no tests" for i in CATALOG if i.id not in tested]
     return gate
 
@@ -306,13 +384,13 @@ def import_problem(tree: Path, limits: Limits) -> str | None:
     return f"importing it raised {printed[-1][:300]}"
 
 
-def gate_notebooks(root: Path, scratch: Path) -> Gate:
+def gate_notebooks(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
     """Gate 5: the release imports; its notebooks raise only NotImplementedErrors naming
     exercises."""
     release = scratch / "release"
     if not release.exists():
         write_release(root, release)
-    notebooks = sorted((release / "notebooks").glob("*.ipynb"))
+    notebooks = [release / notebook for notebook in scope.notebooks(release)]
     gate = Gate("notebooks", f"the release's import and its {len(notebooks)} notebooks")
     problem = import_problem(release, VERIFY_LIMITS)
     if problem:
@@ -322,18 +400,11 @@ def gate_notebooks(root: Path, scratch: Path) -> Gate:
     return gate
 
 
-def chapter_number(notebook: str) -> int:
-    """The chapter of a notebook, from the number its name starts with ("03_views.ipynb": 3)."""
-    return int(Path(notebook).name.split("_", 1)[0])
-
-
-def chapter_tree(root: Path, destination: Path, notebook: str) -> Path:
-    """Write the course at `root` to `destination` as a learner has it after finishing the
-    chapter of `notebook` (e.g. "notebooks/03_views.ipynb"): the exercises of that chapter and
-    of earlier ones keep their reference code, every later exercise is a stub."""
-    later = {
-        item.id for item in CATALOG if chapter_number(item.notebook) > chapter_number(notebook)
-    }
+def chapter_tree(root: Path, destination: Path, chapter: Chapter) -> Path:
+    """Write the course at `root` to `destination` as a learner has it after finishing
+    `chapter`: the exercises of that chapter and of earlier ones keep their reference code,
+    every later exercise is a stub."""
+    later = {item.id for item in CATALOG if item.chapter.number > chapter.number}
     write_tree(
         root,
         destination,
@@ -343,14 +414,14 @@ def chapter_tree(root: Path, destination: Path, notebook: str) -> Path:
     return destination
 
 
-def gate_chapters(root: Path, scratch: Path) -> Gate:
+def gate_chapters(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
     """Gate 6: for every chapter k, notebook k runs top to bottom without an error in a tree
     where the exercises of chapters up to k are done and the later ones are not."""
-    notebooks = sorted((root / "notebooks").glob("*.ipynb"))
+    notebooks = scope.notebooks(root)
     gate = Gate("chapters", f"{len(notebooks)} notebooks, each with its chapter finished")
-    for notebook in notebooks:
-        name = notebook.relative_to(root).as_posix()
-        tree = chapter_tree(root, scratch / f"chapter-{notebook.stem}", name)
+    for name in notebooks:
+        chapter = chapter_of_notebook(name)
+        tree = chapter_tree(root, scratch / f"chapter-{chapter.number}", chapter)
         document, error = execute_notebook(tree / name, tree)
         if error is not None:
             gate.problems.append(
@@ -361,9 +432,13 @@ def gate_chapters(root: Path, scratch: Path) -> Gate:
 
 
 def verify(
-    root: Path, gates: tuple[str, ...] = GATES, say: Callable[[str], None] = print
+    root: Path,
+    gates: tuple[str, ...] = GATES,
+    say: Callable[[str], None] = print,
+    scope: Scope = EVERY_CHAPTER,
 ) -> list[Gate]:
-    """Run the chosen gates on the course at `root`, saying each verdict as it comes."""
+    """Run the chosen gates on the course at `root` for the chapters of `scope` (the catalog
+    gate always checks the whole catalog), saying each verdict as it comes."""
     unknown = [name for name in gates if name not in GATES]
     if unknown:
         raise ValueError(f"no gate {', '.join(unknown)}; the gates are {', '.join(GATES)}")
@@ -375,12 +450,13 @@ def verify(
                 continue
             say(f"gate {number} ({name}) ...")
             if name == "reference":
-                gate, reference = gate_reference(root)
+                gate, reference = gate_reference(root, scope)
             elif name == "catalog":
-                collected = reference or run_tests(root, ["--collect-only", *suite_options(root)])
+                whole = reference if reference and not scope.chapters else None
+                collected = whole or run_tests(root, ["--collect-only", *suite_options(root)])
                 gate = gate_catalog(root, collected)
             else:
-                gate = SCRATCH_GATES[name](root, scratch)
+                gate = SCRATCH_GATES[name](root, scratch, scope)
             verdicts.append(gate)
             say(describe(gate))
     return verdicts

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 import tempfile
 import textwrap
@@ -18,7 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from .catalog import BY_ID, CATALOG, Exercise, exercise, stub_message
+from .catalog import (
+    BY_ID,
+    CATALOG,
+    HIDDEN_TESTS,
+    TOOLING_TESTS,
+    Exercise,
+    exercise,
+    stub_message,
+    tests_of,
+)
 from .engine import Limits, Result, Run, run_checked, short_name
 from .failure import Failure
 from .hints import HINTS
@@ -28,12 +36,10 @@ CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=20.0, memory_mb=2048)
 PROGRESS_SECONDS = 300.0  # every exercise's tests, for the progress table
 MOST_PROCESSES = 4  # that share the progress table's tests
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
-INSTRUCTOR_TESTS = ("hidden", "tooling")  # folders of tests/ that learners do not have
 NOT_RUN = "not run"  # the outcome of a test the run stopped before
 FAILED_CASES_NAMED = 3
 LINE_WIDTH = 90  # explanations wrap to fit a notebook's output area
 HINTS_FILE = ".tenxor-hints.json"  # in the course folder: how many hints each exercise has shown
-BAD_INPUTS_FILE = "tests/test_bad_inputs.py"
 
 
 @dataclass(frozen=True)
@@ -61,32 +67,14 @@ def course_root() -> Path:
 def public_test_options(root: Path) -> list[str]:
     """pytest options that keep a run to the public exercise tests (in the instructor's tree,
     the hidden tests and the tests of the tooling sit beside them)."""
-    ignored = [f"--ignore={root / 'tests' / folder}" for folder in INSTRUCTOR_TESTS]
+    ignored = [f"--ignore={root / folder}" for folder in (HIDDEN_TESTS, TOOLING_TESTS)]
     return [*ignored, "-m", "not provided", "-q"]
 
 
-def test_files_naming(root: Path, exercise_id: str) -> list[str]:
-    """The public test files that mention the exercise id (as a quoted string)."""
-    pattern = re.compile(rf"[\"']{re.escape(exercise_id)}[\"']")
-    files = [
-        path
-        for path in sorted((root / "tests").glob("test_*.py"))
-        if pattern.search(path.read_text(encoding="utf-8"))
-    ]
-    return [path.relative_to(root).as_posix() for path in files]
-
-
-def chapter_test_file(item: Exercise) -> str:
-    """The test file of an exercise's chapter: tests/test_strides.py for tenxor.strides."""
-    return f"tests/test_{item.module.rsplit('.', 1)[-1]}.py"
-
-
 def ordered_test_files(root: Path, item: Exercise) -> list[str]:
-    """The test files of an exercise: its chapter's own first, the bad-input tests next, then
-    the others that test it (the order in which their results are shown)."""
-    first = chapter_test_file(item)
-    files = test_files_naming(root, item.id)
-    return sorted(files, key=lambda path: (path != first, path != BAD_INPUTS_FILE, path))
+    """The public test files of an exercise that the course holds: its chapter's first, then
+    those that span the chapters (the order in which their results are shown)."""
+    return [path for path in tests_of(item) if (root / path).is_file()]
 
 
 def results_of(run: Run, item: Exercise) -> list[Result]:

@@ -2,6 +2,7 @@
 exercises and points as the catalog does."""
 
 import ast
+import dataclasses
 import importlib
 import json
 import re
@@ -13,7 +14,15 @@ import pytest
 
 import tenxor.course.markers
 from instructor.regions import RegionError, find_regions, regions_in
-from tenxor.course.catalog import BY_ID, CATALOG, exercises_in, prerequisites, total_points
+from instructor.verify import manifest_problems
+from tenxor.course.catalog import (
+    BY_ID,
+    CATALOG,
+    catalog_problems,
+    exercises_in,
+    prerequisites,
+    total_points,
+)
 from tenxor.course.markers import progress_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +67,10 @@ def test_each_exercise_has_exactly_one_region_inside_its_function():
         assert function.lineno < region.begin < region.end <= function.end_lineno + 1, region
 
 
-def test_every_exercise_has_tests_and_every_test_names_a_known_exercise(tmp_path):
-    target = tmp_path / "map.json"
+@pytest.fixture(scope="module")
+def owners(tmp_path_factory) -> dict[str, str]:
+    """Every collected test of the course, with the exercise (or "provided") it tests."""
+    target = tmp_path_factory.mktemp("map") / "map.json"
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-q", f"--exercise-map={target}"],
         cwd=ROOT,
@@ -67,8 +78,39 @@ def test_every_exercise_has_tests_and_every_test_names_a_known_exercise(tmp_path
         text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    graded = set(json.loads(target.read_text()).values()) - {"provided"}
+    return json.loads(target.read_text())
+
+
+def test_every_exercise_has_tests_and_every_test_names_a_known_exercise(owners):
+    graded = set(owners.values()) - {"provided"}
     assert graded == set(BY_ID), f"exercises without tests: {set(BY_ID) - graded}"
+
+
+def test_the_chapter_manifest_names_every_notebook_module_and_test_file(owners):
+    graded = {test: owner for test, owner in owners.items() if owner in BY_ID}
+    assert manifest_problems(ROOT, graded) == []
+    assert catalog_problems() == []
+
+
+def test_a_test_file_or_notebook_outside_the_manifest_and_a_misplaced_test_are_problems(tmp_path):
+    for path in ("tests/test_strides.py", "tests/test_extra.py", "notebooks/09_extra.ipynb"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    problems = manifest_problems(tmp_path, {"tests/test_strides.py::test_numel": "1.1"})
+    assert "tests/test_extra.py is in no chapter of the catalog" in problems
+    assert "notebooks/09_extra.ipynb is in no chapter of the catalog" in problems
+    assert "chapter 1: tests/test_storage.py does not exist" in problems
+    assert (
+        "tests/test_strides.py::test_numel tests exercise 1.1, but tests/test_strides.py is not a "
+        "test file of chapter 1 nor one that spans the chapters"
+    ) in problems
+
+
+def test_points_that_do_not_add_up_are_a_catalog_problem(monkeypatch):
+    first, expected = CATALOG[0], total_points() + 1
+    changed = (dataclasses.replace(first, points=first.points + 1), *CATALOG[1:])
+    monkeypatch.setattr(tenxor.course.catalog, "CATALOG", changed)
+    assert f"points add up to {expected}, not 100" in catalog_problems()
 
 
 def test_exercise_option_selects_exactly_that_exercises_tests(tmp_path):

@@ -22,16 +22,14 @@ import pytest
 
 from instructor.release import write_release
 from tenxor.course import check
-from tenxor.course.catalog import BY_ID, CATALOG, prerequisites
+from tenxor.course.catalog import BY_ID, CATALOG, COURSE_TESTS, prerequisites
 from tenxor.course.check import (
-    BAD_INPUTS_FILE,
     CHECK_LIMITS,
     DONE,
     FAILING,
     HINTS_FILE,
     NOT_STARTED,
     cases_by_test,
-    chapter_test_file,
     check_exercise,
     next_hint,
     ordered_test_files,
@@ -182,12 +180,10 @@ return tuple(strides)
     assert "Regex" not in text
 
 
-def test_the_test_file_of_the_chapter_comes_first_and_the_bad_inputs_after_it():
+def test_an_exercises_test_files_are_its_chapters_then_those_spanning_the_chapters():
     for item in CATALOG:
         files = ordered_test_files(ROOT, item)
-        ahead = [chapter_test_file(item), BAD_INPUTS_FILE]
-        ahead = [path for path in ahead if path in files]
-        assert files[: len(ahead)] == ahead, (item.id, files)
+        assert files == [*item.chapter.tests, *COURSE_TESTS], (item.id, files)
 
 
 class Same:

@@ -105,7 +105,7 @@ def notebook(path: Path, *sources: str) -> None:
 def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_path):
     course = copy_of_course(tmp_path / "course")
     notebook(
-        course / "notebooks" / "01_fine.ipynb",
+        course / "notebooks" / "01_storage.ipynb",
         "import tenxor\nprint(tenxor.float32)",
         "from tenxor.course import check\ncheck('2.1')",
         "from tenxor.strides import contiguous_strides\ncontiguous_strides((2, 3))",
@@ -114,7 +114,7 @@ def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_pat
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
     assert gate.passed, describe(gate)
 
-    early = course / "notebooks" / "03_early.ipynb"
+    early = course / "notebooks" / "03_views.ipynb"
     notebook(
         early,
         "import tenxor\ntenxor.arange(6).numel()",
@@ -122,23 +122,23 @@ def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_pat
     )
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
     assert gate.problems == [
-        "notebooks/03_early.ipynb: cell 1 raised before the notebook's first check() cell "
+        "notebooks/03_views.ipynb: cell 1 raised before the notebook's first check() cell "
         "(Exercise 1.1: Element count of a shape (notebooks/01_storage.ipynb)); a learner must "
         "get there without finishing an exercise"
     ]
     early.unlink()
 
-    notebook(course / "notebooks" / "02_broken.ipynb", "import tenxor", "1 / 0")
+    notebook(course / "notebooks" / "02_strides.ipynb", "import tenxor", "1 / 0")
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
     assert len(gate.problems) == 1
-    assert gate.problems[0].startswith("notebooks/02_broken.ipynb: a cell raised something else")
+    assert gate.problems[0].startswith("notebooks/02_strides.ipynb: a cell raised something else")
     assert gate.problems[0].endswith("ZeroDivisionError: division by zero")
 
 
 def test_creating_printing_listing_and_copying_need_no_exercise(tmp_path):
     course = copy_of_course(tmp_path / "course")
     notebook(
-        course / "notebooks" / "00_first.ipynb",
+        course / "notebooks" / "00_welcome.ipynb",
         "import tenxor\nt = tenxor.tensor([[1.0, 2.0], [3.0, 4.0]])",
         "print(t, tenxor.arange(6), tenxor.zeros(2, 1), tenxor.rand(2, seed=0))",
         "assert t.clone().tolist() == t.contiguous().tolist() == [[1.0, 2.0], [3.0, 4.0]]",
@@ -151,14 +151,14 @@ def test_creating_printing_listing_and_copying_need_no_exercise(tmp_path):
 def test_the_chapter_gate_runs_each_notebook_with_its_chapter_done_and_later_ones_not(tmp_path):
     course = copy_of_course(tmp_path / "course")
     uses_chapter_2 = "from tenxor.strides import contiguous_strides\ncontiguous_strides((2, 3))"
-    notebook(course / "notebooks" / "02_done.ipynb", uses_chapter_2, "tenxor_ok = 1")
+    notebook(course / "notebooks" / "02_strides.ipynb", uses_chapter_2, "tenxor_ok = 1")
     (gate,) = verify(course, ("chapters",), say=lambda line: None)
     assert gate.passed, describe(gate)
 
-    notebook(course / "notebooks" / "01_ahead.ipynb", "import tenxor", uses_chapter_2)
+    notebook(course / "notebooks" / "01_storage.ipynb", "import tenxor", uses_chapter_2)
     (gate,) = verify(course, ("chapters",), say=lambda line: None)
     assert gate.problems == [
-        "notebooks/01_ahead.ipynb: cell 2 (counting from 1) raised NotImplementedError: "
+        "notebooks/01_storage.ipynb: cell 2 (counting from 1) raised NotImplementedError: "
         "Exercise 2.1: Row-major strides (notebooks/02_strides.ipynb); the exercises up to "
         "this chapter are done"
     ]
