@@ -34,7 +34,14 @@ from instructor import plain_data
 from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds
 from instructor.sandbox import Sandbox
-from tenxor.course.catalog import BY_ID, CATALOG, RECORDS, Exercise, prerequisites
+from tenxor.course.catalog import (
+    BY_ID,
+    CATALOG,
+    EXERCISE_MODULES,
+    RECORDS,
+    Exercise,
+    prerequisites,
+)
 from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import shown
 from tenxor.course.markers import exercise_of
@@ -84,6 +91,8 @@ def proxy(sandbox: Sandbox, exercise: Exercise, stub: Any, watched: list[Slot]) 
 
 def install(sandbox: Sandbox) -> dict[str, Any]:
     """Put a proxy in every place the package holds an exercise function; the proxies."""
+    for module in EXERCISE_MODULES:  # a chapter's module that the package does not import
+        importlib.import_module(module)
     modules = [m for name, m in sorted(sys.modules.items()) if name.split(".")[0] == "tenxor"]
     watched: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
     slots: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
