@@ -23,14 +23,15 @@ from typing import IO, Any
 
 from ..failure import Failure
 
-# The first lines of every child: put the tree given as first argument on the path, so that
-# an editable install of tenxor elsewhere cannot shadow the tree's own package.
-ISOLATE = """\
+# The first lines of every child process: an editable install of tenxor elsewhere must not
+# shadow the package of the tree the child runs in, so the child forgets its finders.
+FORGET_EDITABLE_INSTALLS = """\
 import sys
 editable = [f for f in sys.meta_path if "__editable__" in str(getattr(f, "__module__", ""))]
 sys.meta_path[:] = [f for f in sys.meta_path if f not in editable]
-sys.path.insert(0, sys.argv.pop(1))
 """
+# ... and puts the tree given as its first argument on the path.
+ISOLATE = FORGET_EDITABLE_INSTALLS + "sys.path.insert(0, sys.argv.pop(1))\n"
 BOOTSTRAP = ISOLATE + "import pytest\nraise SystemExit(pytest.main(sys.argv[1:]))\n"
 # What a child started by start() runs first: cap its own address space, and make sure it
 # dies with the process that started it (if that one is already gone, stop at once).

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..catalog import CATALOG
 from .running import (
+    FORGET_EDITABLE_INSTALLS,
     PLUGIN_OPTIONS,
     SEED_OPTION,
     Limits,
@@ -45,7 +46,9 @@ from .running import (
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
 # The worker runs as a script, so that it never imports the tenxor package itself.
-START = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
+START = (
+    FORGET_EDITABLE_INSTALLS + "import runpy\nrunpy.run_path(sys.argv.pop(1), run_name='__main__')"
+)
 SHARED_IDLE_SECONDS = 900.0  # the shell's worker ends after this long without a check
 STARTUP_SECONDS = 120.0  # how long the first check waits for the worker to get ready
 GRACE_SECONDS = 2.0  # how long a child past its time limit has to stop by itself

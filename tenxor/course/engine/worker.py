@@ -109,9 +109,8 @@ def warm_up(root: Path) -> None:
 
 
 def use_the_tree(root: str) -> None:
-    """Make `import tenxor` and `import tests` find the tree at `root`, and nothing else."""
-    editable = [f for f in sys.meta_path if "__editable__" in str(getattr(f, "__module__", ""))]
-    sys.meta_path[:] = [f for f in sys.meta_path if f not in editable]
+    """Make `import tenxor` and `import tests` find the tree at `root`, and nothing else (the
+    worker started without the finders of an editable install: see warm.START)."""
     sys.path[:] = [root, *(p for p in sys.path if p not in ("", root))]
     sys.path_importer_cache.clear()
     os.chdir(root)
