@@ -31,10 +31,11 @@ from instructor.grading import (
     namespaces_allowed,
 )
 from instructor.judge import pin
-from instructor.launcher import MODES, SandboxConfig
+from instructor.launcher import SandboxConfig
+from instructor.protections import SandboxMode
 from instructor.release import write_tree
 from instructor.sandbox import Sandbox
-from tenxor.course.catalog import CATALOG
+from tenxor.course.catalog import BY_ID, CATALOG
 
 from .report import duration, machine, replace_between
 
@@ -55,10 +56,10 @@ def complete_submission(folder: Path) -> Path:
 
 
 def grading_seconds(
-    folder: Path, selection: list[str], sandbox: str = "auto"
+    folder: Path, selection: list[str], sandbox: SandboxMode | None = None
 ) -> tuple[float, float]:
-    """Grade one complete submission into a fresh output folder; the seconds it took and the
-    score it got."""
+    """Grade one complete submission into a fresh output folder, in the `sandbox` mode (None:
+    the strongest this machine allows); the seconds it took and the score it got."""
     submission = complete_submission(folder / "submission")
     output = folder / "grades"
     started = time.perf_counter()
@@ -67,11 +68,12 @@ def grading_seconds(
     return seconds, json.loads((output / "results.json").read_text(encoding="utf-8"))["score"]
 
 
-def usable_modes() -> list[str]:
+def usable_modes() -> list[SandboxMode]:
     """The sandbox modes this machine can grade in, strongest first."""
     if os.geteuid() != 0:
-        return ["same user"]
-    return (["isolated"] if namespaces_allowed() else []) + ["separate user", "same user"]
+        return [SandboxMode.SAME_USER]
+    allowed = namespaces_allowed()
+    return [mode for mode in SandboxMode if allowed or not mode.namespaces]
 
 
 def call_microseconds(calls: int = 20_000) -> float:
@@ -82,13 +84,15 @@ def call_microseconds(calls: int = 20_000) -> float:
         write_tree(ROOT, tree, JUDGE_TREE_EXCLUDED)
         shutil.copytree(tree / "tenxor", Path(folder) / "package" / "tenxor")
         complete_submission(Path(folder) / "package")
-        config = SandboxConfig(str(Path(folder) / "package"), str(tree), "same user", slot=0)
+        package = str(Path(folder) / "package")
+        config = SandboxConfig(package, str(tree), SandboxMode.SAME_USER, slot=0)
         pin(0)
         sandbox = Sandbox(config, kinds=None)
+        rounding = BY_ID["1.2"]  # bfloat16 rounding: one integer in, one out
         try:
             started = time.perf_counter()
             for bits in range(calls):
-                sandbox.call("1.2", ("tenxor.storage", "round_to_bfloat16"), (bits,), {}, [])
+                sandbox.call(rounding.id, (rounding.module, rounding.function), (bits,), {}, [])
             return (time.perf_counter() - started) / calls * 1e6
         finally:
             sandbox.stop()
@@ -98,7 +102,7 @@ def table(
     runs: list[float],
     score: float,
     selection: list[str],
-    by_mode: dict[str, float],
+    by_mode: dict[SandboxMode, float],
     call: float,
 ) -> str:
     """The measurements as Markdown, with the machine, the date and the target."""
@@ -133,7 +137,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--mode",
         action="append",
-        choices=MODES,
+        type=SandboxMode,
+        choices=list(SandboxMode),
         help="time only these sandbox modes (default: every usable)",
     )
     parser.add_argument("--calls", type=int, default=20_000, help="calls timed one by one")

@@ -16,13 +16,15 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from tenxor.course.catalog import TOOLING_TESTS
+
 from .release import LOCAL_ONLY, course_files
 
 # What grading does not need: the notebooks, pictures, benchmarks and CI of the course.
 NOT_NEEDED_FOR_GRADING = (
     *LOCAL_ONLY,
     ".ci",
-    "tests/tooling",
+    TOOLING_TESTS,
     "notebooks",
     "diagrams",
     "benchmarks",

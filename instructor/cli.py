@@ -10,8 +10,10 @@ from pathlib import Path
 from tenxor.course.catalog import BY_ID, CATALOG, CHAPTERS
 from tenxor.course.cli import course_option, root_of, run
 
-from .launcher import MODES
+from .protections import SandboxMode
 from .verify import GATES
+
+AUTO = "auto"  # --sandbox: the strongest sandbox this machine allows
 
 DESCRIPTION = """\
 The instructor's course tools (the learner's are `tenxor check` and `tenxor draw`).
@@ -77,7 +79,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
         jobs=arguments.jobs,
         report=print,
         single=not arguments.batch,
-        sandbox=arguments.sandbox,
+        sandbox=None if arguments.sandbox == AUTO else SandboxMode(arguments.sandbox),
         profile=EXAMPLES[arguments.examples],
     )
     print(f"Gradebook: {gradebook}")
@@ -172,8 +174,8 @@ def parser() -> argparse.ArgumentParser:
     )
     grade.add_argument(
         "--sandbox",
-        choices=["auto", *MODES],
-        default="auto",
+        choices=[AUTO, *SandboxMode],
+        default=AUTO,
         help="how far to confine submitted code (default: the most this machine allows)",
     )
     grade.add_argument(

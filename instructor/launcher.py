@@ -11,7 +11,9 @@ and never reads a byte of them: nothing a worker sends reaches a process with pr
     launcher.interrupt()                   # the call has used up its CPU time
     code, over_memory = launcher.stop()    # killed, reaped, its group closed
 
-Without root (the `same user` mode), the judge uses a `Launcher` of its own in its process.
+Without root (SandboxMode.SAME_USER), the judge uses a `Launcher` of its own in its process.
+Of the protections (instructor.protections), the launcher takes ONE_GROUP and OWN_ENVIRONMENT
+for every worker, and the judge JUDGE_USER through `give_up_root`.
 """
 
 from __future__ import annotations
@@ -33,16 +35,22 @@ from pathlib import Path
 from typing import Any
 
 from instructor import plain_data, reachable
-from instructor.sandbox_worker import BOOT, STOP_SIGNAL, libc_call
+from instructor.protections import OWN_TMP, OWN_USER, SandboxMode, WorkerSettings, fields_of
+from instructor.sandbox_worker import (
+    BOOT,
+    PR_SET_PDEATHSIG,
+    STOP_SIGNAL,
+    become,
+    die_with,
+    libc_call,
+)
 from instructor.worker_group import worker_group
 
-MODES = ("isolated", "separate user", "same user")
 UID_BASE = 61000  # grading's users: UID_BASE + BLOCK * block + place in the block
 BLOCK = 64  # users per grading command; each command on a machine claims a block of them
 JUDGE_USERS = 32  # in a block: workers at 0..31, judges at 32..62, the judges' group at 63
 BLOCKS = 1000
 USERS_LOCKS = Path("/run/lock/tenxor-worker-users")
-PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,7 @@ class SandboxConfig:
     package: str  # the folder holding the tenxor package to run: the release's, with the
     # submission's exercise modules
     tree: str  # the judge's tree, where the worker imports instructor.sandbox_worker from
-    mode: str  # one of MODES
+    mode: SandboxMode  # how far the worker is confined
     slot: int  # which worker user and CPU this judge takes
     hidden: tuple[str, ...] = ()  # folders a worker must not see
     users: int = UID_BASE  # the first user of the block this grading claimed
@@ -81,15 +89,17 @@ class SandboxConfig:
 
     @classmethod
     def from_json(cls, text: str) -> SandboxConfig:
-        data = json.loads(text)
-        data["limits"] = SandboxLimits(**data["limits"])
+        """The configuration in `text`; ValueError naming any field missing or unknown."""
+        data = fields_of(cls, json.loads(text))
+        data["limits"] = SandboxLimits(**fields_of(SandboxLimits, data["limits"]))
+        data["mode"] = SandboxMode(data["mode"])
         data["hidden"], data["modules"] = tuple(data["hidden"]), tuple(data["modules"])
         return cls(**data)
 
     @property
     def uid(self) -> int | None:
         """The worker's user (None: the judge's own)."""
-        return None if self.mode == "same user" else self.users + self.slot
+        return self.users + self.slot if OWN_USER.is_on(self.mode) else None
 
     @property
     def judges_group(self) -> int:
@@ -97,7 +107,7 @@ class SandboxConfig:
 
 
 def worker_environment() -> dict[str, str]:
-    """The few variables a worker gets: nothing of the judge's environment leaks to it."""
+    """The few variables a worker gets (OWN_ENVIRONMENT): nothing of the judge's leaks to it."""
     keep = ("PATH", "LANG", "LC_ALL", "SYSTEMROOT")
     environment = {name: os.environ[name] for name in keep if name in os.environ}
     environment.update(PYTHONDONTWRITEBYTECODE="1", OPENBLAS_NUM_THREADS="1")
@@ -159,21 +169,13 @@ class Launcher:
         self.stop()
         commands, worker_in = os.pipe()
         worker_out, replies = os.pipe()
-        if self.config.mode != "isolated":
+        if not OWN_TMP.is_on(self.config.mode):  # else the worker makes one in its own /tmp
             self.home = tempfile.mkdtemp(prefix="tenxor-worker-")
-        settings = {
-            **dataclasses.asdict(self.config.limits),
-            **{k: getattr(self.config, k) for k in ("package", "tree", "mode", "uid")},
-            "hidden": list(self.config.hidden),
-            "modules": list(self.config.modules),
-            "parent": os.getpid(),
-            "home": self.home,
-            "fds": [commands, replies],
-        }
-        self.group = worker_group("tenxor-worker", self.config.limits.group_memory_mb)
+        settings = self.worker_settings(commands, replies)
+        self.group = worker_group("tenxor-worker", self.config.limits.group_memory_mb)  # ONE_GROUP
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", BOOT, json.dumps(settings)],
+                [sys.executable, "-I", "-c", BOOT, settings.to_json()],
                 pass_fds=(commands, replies),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
@@ -188,6 +190,26 @@ class Launcher:
         self.group.adopt(self.process.pid)
         os.write(worker_in, plain_data.dumps(["go"]))  # only once the kernel counts it all
         return self.process.pid, worker_in, worker_out, self.group.meter_spec()
+
+    def worker_settings(self, commands: int, replies: int) -> WorkerSettings:
+        """What the next worker is told: the ends of its pipes are `commands` and `replies`."""
+        config, limits = self.config, self.config.limits
+        return WorkerSettings(
+            package=config.package,
+            tree=config.tree,
+            mode=config.mode,
+            hidden=config.hidden,
+            modules=config.modules,
+            uid=config.uid,
+            home=self.home,
+            parent=os.getpid(),
+            commands=commands,
+            replies=replies,
+            memory_mb=limits.memory_mb,
+            file_mb=limits.file_mb,
+            processes=limits.processes,
+            call_cpu_seconds=limits.call_cpu_seconds,
+        )
 
     def interrupt(self) -> None:
         """Ask the worker to end the call it runs (it has used up its CPU time)."""
@@ -223,20 +245,16 @@ def launcher_for(config: SandboxConfig) -> Launcher | LauncherClient:
 
 
 def give_up_root(config: SandboxConfig) -> None:
-    """Become the judge's user (and the judges' group, which may read the judge's tree), for
-    good; imports keep working through handles on every folder they come from."""
+    """The judge's protection JUDGE_USER: become the judge's user (and the judges' group,
+    which may read the judge's tree), for good, dying with the process that started it;
+    imports keep working through handles on every folder they come from."""
     if config.judge is None:
         return
-    tree = os.path.abspath(config.tree)  # readable by the judges' group as it is
-    folders = [f for f in reachable.import_folders() if not Path(f).is_relative_to(tree)]
+    folders = reachable.import_folders(outside=config.tree)  # the judges' group reads it
     reachable.reroute(reachable.through_descriptors(reachable.hold(folders)))
     parent = os.getppid()
-    os.setgroups([])
-    os.setresgid(config.judges_group, config.judges_group, config.judges_group)
-    os.setresuid(config.judge, config.judge, config.judge)
-    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGKILL))  # a change of user cleared it
-    if os.getppid() != parent:
-        os._exit(1)
+    become(config.judge, config.judges_group)
+    die_with(parent)
 
 
 class LauncherClient:

@@ -24,9 +24,13 @@ from pathlib import Path
 O_PATH = getattr(os, "O_PATH", 0)
 
 
-def import_folders() -> list[str]:
-    """The folders of sys.path that exist (zip files and missing entries left out)."""
-    return list(dict.fromkeys(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p)))
+def import_folders(outside: str | None = None) -> list[str]:
+    """The folders of sys.path that exist (zip files and missing entries left out), but any
+    in the folder `outside` (the judge's tree, which a worker must never reach)."""
+    folders = dict.fromkeys(os.path.abspath(p) for p in sys.path if p and os.path.isdir(p))
+    if outside is None:
+        return list(folders)
+    return [f for f in folders if not Path(f).is_relative_to(os.path.abspath(outside))]
 
 
 def hold(folders: list[str]) -> dict[str, int]:

@@ -6,11 +6,13 @@ configuration and two pipes to the judge. In order:
 1. It waits for the launcher's "go" (by then the kernel counts it, and all it will start,
    in the worker's group). While only the course's own code runs, it imports what the library
    needs, reads the package it will run (the release's provided modules and the
-   submission's exercise modules) and confines itself. As root that means: a mount
-   namespace in which the course, the submissions and the output are empty read-only file
-   systems and /tmp is a fresh one of its own, a network namespace with no network, limits
-   on memory, processes, open files and file size, and a user ID of its own with no
-   groups. It then tells the judge "ready".
+   submission's exercise modules) and confines itself: it takes its own steps (STEPS) of the
+   protections its mode turns on (instructor.protections), in their order. As root and with
+   namespaces allowed that means: a mount namespace in which the course, the submissions
+   and the output are empty read-only file systems and /tmp is a fresh one of its own, a
+   network namespace with no network, a user ID of its own with no groups, limits on
+   memory, processes, open files and file size, and death with its launcher. It then tells
+   the judge "ready".
 2. It imports the submission (from here on the submission's code runs in this process) and
    tells the judge whether that worked.
 3. It answers calls, until its input closes:
@@ -34,11 +36,24 @@ import os
 import resource
 import signal
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from instructor import plain_data, reachable
 from instructor.plain_data import HEADER, SCALARS, Call, Decoder, Encoder, Kinds, error_data
+from instructor.protections import (
+    DIES_WITH_LAUNCHER,
+    HIDDEN_FOLDERS,
+    LIMITS,
+    NO_NETWORK,
+    OWN_TMP,
+    OWN_USER,
+    PROCESS_CAP,
+    PROTECTIONS,
+    WorkerSettings,
+)
 
 # What the provided library and a typical submission import, loaded before the submission.
 PRELOADED = (
@@ -52,7 +67,9 @@ CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 1, 2, 4, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
 SCRATCH_TEMPS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
-PYTHON_FOLDERS = Path("/tmp/tenxor-python")  # isolated: where imports find their folders
+PYTHON_FOLDERS = Path("/tmp/tenxor-python")  # with a /tmp of its own: where imports look
+WORKER_HOME = "/tmp/tenxor-worker"  # with a /tmp of its own: its home there
+OPEN_FILES = 256
 STOP_SIGNAL = signal.SIGUSR1  # what the judge sends when a call has used up its CPU time
 
 
@@ -104,27 +121,6 @@ def mount_call(source: str | None, target: str, flags: int) -> None:
     libc_call("mount", source and source.encode(), target.encode(), None, flags, None)
 
 
-def isolate(config: dict[str, Any], folders: list[str]) -> None:
-    """New mount and network namespaces: each hidden folder an empty, read-only file system
-    that no user but root may enter, a fresh /tmp (and the other shared temporary folders),
-    no network; the `folders` Python imports from bound read-only into the fresh /tmp, where
-    imports then find them."""
-    libc_call("unshare", CLONE_NEWNS | CLONE_NEWNET)
-    libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
-    handles = reachable.hold(folders)  # in this namespace, before anything is hidden
-    for path in config["hidden"]:
-        if os.path.isdir(path):
-            mount_empty(path, "size=4k,mode=0", MS_RDONLY | MS_NOSUID | MS_NODEV)
-    fresh = [path for path in SCRATCH_TEMPS if os.path.isdir(path)]
-    for path in fresh:
-        mount_empty(path, f"size={config['file_mb']}m,mode=1777", MS_NOSUID | MS_NODEV)
-    for path in config["hidden"]:  # one inside a fresh folder: there too, but closed
-        if any(Path(path).is_relative_to(folder) for folder in fresh):
-            Path(path).parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-            Path(path).mkdir(mode=0, exist_ok=True)
-    reachable.reroute(reachable.through_bind_mounts(handles, PYTHON_FOLDERS, mount_call))
-
-
 def read_package(folder: Path) -> dict[str, bytes]:
     """Every file of the package to run, relative to `folder`."""
     return {
@@ -141,54 +137,153 @@ def write_package(files: dict[str, bytes], folder: Path) -> None:
         target.write_bytes(data)
 
 
-def limit(config: dict[str, Any]) -> None:
-    """Cap memory, processes, open files and file size; no core files."""
-    megabyte = 1024 * 1024
-    caps = {
-        resource.RLIMIT_AS: config["memory_mb"] * megabyte,
-        resource.RLIMIT_FSIZE: config["file_mb"] * megabyte,
-        resource.RLIMIT_CORE: 0,
-        resource.RLIMIT_NOFILE: 256,
-    }
-    if config["uid"] is not None:  # a count per user: only meaningful for a user of its own
-        caps[resource.RLIMIT_NPROC] = config["processes"]
-    for kind, value in caps.items():
-        resource.setrlimit(kind, (value, value))
-
-
-def become(uid: int) -> None:
-    """Drop every privilege: user and group `uid`, no supplementary groups."""
+def become(uid: int, gid: int) -> None:
+    """Drop every privilege: user `uid`, group `gid`, no supplementary groups."""
     os.setgroups([])
-    os.setresgid(uid, uid, uid)
+    os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
 
 
-def confine(config: dict[str, Any]) -> Path:
-    """Confine this process as the configuration says; its home folder, which holds
-    `package/` (a copy of the package to run, read-only to it) and `scratch/` (its own).
-    Isolated, the home is in the fresh /tmp of its mount namespace; otherwise the folder
-    the launcher made for it, which only its user may enter."""
-    files = read_package(Path(config["package"]))
-    tree = os.path.abspath(config["tree"])  # the judge's: never reachable from here
-    folders = [f for f in reachable.import_folders() if not Path(f).is_relative_to(tree)]
-    if config["mode"] == "isolated":
-        isolate(config, folders)
-        home = Path("/tmp/tenxor-worker")
-        home.mkdir(mode=0o700)
-    else:
-        if config["uid"] is not None:
-            reachable.reroute(reachable.through_descriptors(reachable.hold(folders)))
-        home = Path(config["home"])  # made by the launcher, which removes it
-    write_package(files, home / "package")
-    (home / "scratch").mkdir()
-    limit(config)
-    if config["uid"] is not None:
-        for folder in (home, home / "scratch"):
-            os.chown(folder, config["uid"], config["uid"])
-        become(config["uid"])
-    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGKILL))  # after the change of user
-    if os.getppid() != config["parent"]:
+def die_with(parent: int) -> None:
+    """Be killed when the process that started this one ends (a change of user clears
+    that, so after it); end now if it already has."""
+    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGKILL))
+    if os.getppid() != parent:
         os._exit(1)
+
+
+@dataclass
+class Confinement:
+    """A worker confining itself: its settings, the package it will run, and what its steps
+    have done so far."""
+
+    settings: WorkerSettings
+    files: dict[str, bytes]  # the package to run, read before anything is hidden
+    folders: list[str]  # where imports come from (never the judge's tree)
+    handles: dict[str, int] | None = None  # on `folders`, taken before anything is hidden
+    in_namespace: bool = False
+    rerouted: bool = False
+    made_home: Path | None = None
+
+    def enter_mount_namespace(self) -> None:
+        """A mount namespace of this worker's own, whose mounts nobody else sees."""
+        if not self.in_namespace:
+            libc_call("unshare", CLONE_NEWNS)
+            libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
+            self.in_namespace = True
+
+    def held(self) -> dict[str, int]:
+        """A handle on each import folder, taken the first time it is asked for."""
+        if self.handles is None:
+            self.handles = reachable.hold(self.folders)
+        return self.handles
+
+    def home(self) -> Path:
+        """The worker's home, made the first time it is asked for: `package/` (a copy of the
+        package to run, read-only to the worker) and `scratch/` (its own). In its own /tmp
+        where it has one, else the folder the launcher made, which only its user may enter."""
+        if self.made_home is None:
+            if OWN_TMP.is_on(self.settings.mode):
+                home = Path(WORKER_HOME)
+                home.mkdir(mode=0o700)
+            else:
+                home = Path(self.settings.home)  # made by the launcher, which removes it
+            write_package(self.files, home / "package")
+            (home / "scratch").mkdir()
+            self.made_home = home
+        return self.made_home
+
+
+def hide_folders(confinement: Confinement) -> None:
+    """With a mount namespace of its own, each hidden folder an empty, read-only file system
+    that no user but root may enter. (Without one, grading has closed them to other users.)"""
+    if not confinement.settings.mode.namespaces:
+        return
+    confinement.enter_mount_namespace()
+    confinement.held()  # in this namespace, before anything is hidden
+    for path in confinement.settings.hidden:
+        if os.path.isdir(path):
+            mount_empty(path, "size=4k,mode=0", MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def own_temporary_folders(confinement: Confinement) -> None:
+    """A fresh /tmp (and the other shared temporary folders); a hidden folder inside one
+    there too, but closed; the folders imports come from bound read-only into the fresh
+    /tmp, where imports then find them."""
+    confinement.enter_mount_namespace()
+    handles = confinement.held()
+    settings = confinement.settings
+    fresh = [path for path in SCRATCH_TEMPS if os.path.isdir(path)]
+    for path in fresh:
+        mount_empty(path, f"size={settings.file_mb}m,mode=1777", MS_NOSUID | MS_NODEV)
+    for path in settings.hidden:
+        if any(Path(path).is_relative_to(folder) for folder in fresh):
+            Path(path).parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            Path(path).mkdir(mode=0, exist_ok=True)
+    reachable.reroute(reachable.through_bind_mounts(handles, PYTHON_FOLDERS, mount_call))
+    confinement.rerouted = True
+
+
+def cut_off_network(confinement: Confinement) -> None:
+    """A network namespace of its own, with no network in it."""
+    libc_call("unshare", CLONE_NEWNET)
+
+
+def own_user(confinement: Confinement) -> None:
+    """Become the worker's user, with no groups, owning its home and its scratch folder;
+    imports keep working through handles on the folders they come from."""
+    uid = confinement.settings.uid
+    if not confinement.rerouted:
+        reachable.reroute(reachable.through_descriptors(confinement.held()))
+        confinement.rerouted = True
+    home = confinement.home()
+    for folder in (home, home / "scratch"):
+        os.chown(folder, uid, uid)
+    become(uid, uid)
+
+
+def set_limits(confinement: Confinement) -> None:
+    """Cap memory, open files and file size; no core files."""
+    megabyte = 1024 * 1024
+    cap(resource.RLIMIT_AS, confinement.settings.memory_mb * megabyte)
+    cap(resource.RLIMIT_FSIZE, confinement.settings.file_mb * megabyte)
+    cap(resource.RLIMIT_CORE, 0)
+    cap(resource.RLIMIT_NOFILE, OPEN_FILES)
+
+
+def cap_processes(confinement: Confinement) -> None:
+    """Cap the processes of the worker's user."""
+    cap(resource.RLIMIT_NPROC, confinement.settings.processes)
+
+
+def cap(kind: int, value: int) -> None:
+    resource.setrlimit(kind, (value, value))
+
+
+def die_with_launcher(confinement: Confinement) -> None:
+    die_with(confinement.settings.parent)
+
+
+# The steps a worker takes itself, by the names of the protections they are.
+STEPS: dict[str, Callable[[Confinement], None]] = {
+    HIDDEN_FOLDERS.name: hide_folders,
+    OWN_TMP.name: own_temporary_folders,
+    NO_NETWORK.name: cut_off_network,
+    OWN_USER.name: own_user,
+    LIMITS.name: set_limits,
+    PROCESS_CAP.name: cap_processes,
+    DIES_WITH_LAUNCHER.name: die_with_launcher,
+}
+
+
+def confine(settings: WorkerSettings) -> Path:
+    """Take the worker's steps of the protections its mode turns on, in order; its home."""
+    folders = reachable.import_folders(outside=settings.tree)
+    confinement = Confinement(settings, read_package(Path(settings.package)), folders)
+    for step in PROTECTIONS:
+        if step.name in STEPS and step.is_on(settings.mode):
+            STEPS[step.name](confinement)
+    home = confinement.home()
     os.chdir(home / "scratch")
     os.environ.update(HOME=str(home / "scratch"), TMPDIR=str(home / "scratch"))
     return home
@@ -302,19 +397,21 @@ def on_stop_signal(signum: int, frame: Any) -> None:
         raise CallLimit()
 
 
-def main(config: dict[str, Any]) -> None:
-    channel = Channel(*config["fds"])
+def main(settings_json: str) -> None:
+    """The worker's life: wait for "go", confine itself, import the submission, answer."""
+    settings = WorkerSettings.from_json(settings_json)
+    channel = Channel(settings.commands, settings.replies)
     if channel.receive() != ["go"]:
         os._exit(1)
     for module in PRELOADED:
         __import__(module)
-    home = confine(config)
+    home = confine(settings)
     channel.send(["ready"])
     global WORKER
-    worker = WORKER = Worker(channel, config["call_cpu_seconds"])
+    worker = WORKER = Worker(channel, settings.call_cpu_seconds)
     signal.signal(STOP_SIGNAL, on_stop_signal)
     try:
-        worker.load(home / "package", config["modules"], config["tree"])
+        worker.load(home / "package", list(settings.modules), settings.tree)
     except BaseException as error:  # noqa: BLE001 - reported to the judge, whatever it is
         channel.send(["imported", error_data(error)])
         os._exit(1)
@@ -323,11 +420,11 @@ def main(config: dict[str, Any]) -> None:
         worker.answer(channel.receive())
 
 
-# How the judge starts a worker: with the judge's tree (for this module) first on the path.
+# How the launcher starts a worker, its settings (WorkerSettings) as its first argument:
+# with the judge's tree (for this module) first on the path.
 BOOT = """\
 import json, sys
-config = json.loads(sys.argv[1])
-sys.path.insert(0, config["tree"])
+sys.path.insert(0, json.loads(sys.argv[1])["tree"])
 from instructor.sandbox_worker import main
-main(config)
+main(sys.argv[1])
 """

@@ -1,22 +1,30 @@
 """tenxor: a tensor library built from scratch, one chapter at a time.
 
 The chapter modules hold the exercises: storage (1), strides (2), views (3), broadcasting
-(4), reductions (5), graph attention with gather and scatter (6). `tenxor.course` holds the
-provided course tooling.
+(4), reductions (5), graph attention with gather and scatter (6). The Tenxor class is in
+`tenxor.core`, the constructors in `tenxor.creation`; `tenxor.course` holds the provided
+course tooling.
+
+This module is the top of the library's layers: the one that imports every layer below it
+and connects them. Here the Tenxor class learns how it is shown (see SHOWN in
+tenxor/core.py): as text by the printer, and as a diagram by tenxor.diagrams, which is
+imported only when a first diagram is drawn.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from . import core
 from .broadcasting import broadcast_shapes
+from .core import Tenxor
+from .creation import arange, full, manual_seed, ones, rand, tensor, where, zeros
 from .graph_attention import GATv2, gatv2, gatv2_edges
-from .printing import tensor_to_string, tprint
+from .printing import format_tensor, tensor_to_string, tprint
 from .scatter import gather_rows, index_add, index_amax, index_reduce, segment_softmax
 from .storage import DTYPES, DType, Storage, bfloat16, float32, float64, int32, int64
 from .storage import bool_ as bool  # noqa: A001 - tenxor.bool, as torch.bool
 from .strides import Layout
-from .tensor import Tenxor, arange, full, manual_seed, ones, rand, tensor, where, zeros
 
 __all__ = [
     "DTYPES", "DType", "GATv2", "Layout", "Storage", "Tenxor",
@@ -26,6 +34,19 @@ __all__ = [
     "masked_softmax", "matmul", "max", "mean", "min", "ones", "rand", "relu", "segment_softmax",
     "softmax", "sum", "tensor", "tensor_to_string", "tprint", "where", "zeros",
 ]  # fmt: skip
+
+
+def _draw_tensor(
+    t: Tenxor, arrows: Any = None, values: bool = True, name: str = "t", max_cells: int = 64
+) -> Any:
+    """A stride diagram of `t` (see Tenxor.draw), drawn by tenxor.diagrams."""
+    from .diagrams import tensor_diagram
+
+    return tensor_diagram(t, arrows, values, name, max_cells)
+
+
+core.SHOWN.text = format_tensor
+core.SHOWN.drawing = _draw_tensor
 
 
 def matmul(a: Tenxor, b: Tenxor) -> Tenxor:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from .core import Tenxor
+from .creation import arange, rand, tensor, where, zeros
 from .scatter import gather_rows, index_add, segment_softmax
 from .storage import DType, float64, int64
-from .tensor import Tenxor, arange, rand, tensor, where, zeros
 
 SLOPE = 0.2  # LeakyReLU's slope for negative values, as in the paper and GATv2Conv
 

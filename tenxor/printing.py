@@ -3,16 +3,18 @@
 The last dim runs along a row and the dim before it down the rows, so every 2-D slice prints
 as a matrix. Higher slices follow one another, separated by a line that says how many dims
 rolled over: `---` between matrices, `===` between cubes, `***` and `###` beyond.
+
+`format_tensor` is what repr(t) shows: the package top, tenxor/__init__.py, hands it to the
+Tenxor class (see SHOWN in tenxor/core.py), which sits below this module and never imports it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .tensor import Tenxor
+from .core import Tenxor
 
 SEPARATORS = ("---", "===", "***", "###")
 MAX_PRINTED = 1000  # a repr prints at most this many elements

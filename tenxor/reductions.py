@@ -11,17 +11,42 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .broadcasting import Values, broadcast_shapes, read_values
 from .strides import Layout, Shape, normalize_dims
 from .views import permute_layout
 
-if TYPE_CHECKING:
-    from .tensor import Tenxor
-
 Dims = int | Sequence[int] | None
 Fold = Callable[[list[Any]], Any]
+
+
+class Tensor(Protocol):
+    """A tensor as this chapter uses it: any Tenxor (tenxor/core.py) fits. The Tenxor class
+    sits a layer above this chapter and calls it, so the chapter does not import the class;
+    it names what it may use of a tensor instead."""
+
+    @property
+    def shape(self) -> Shape: ...
+    @property
+    def ndim(self) -> int: ...
+
+    def sum(self, dim: Dims = None, keepdim: bool = False) -> Tensor: ...
+    def max(self, dim: Dims = None, keepdim: bool = False) -> Tensor: ...
+    def min(self, dim: Dims = None, keepdim: bool = False) -> Tensor: ...
+    def exp(self) -> Tensor: ...
+    def where(self, condition: Any, other: Any) -> Tensor: ...
+    def reshape(self, *shape: int) -> Tensor: ...
+    def squeeze(self, dim: Dims = None) -> Tensor: ...
+    def unsqueeze(self, dim: int) -> Tensor: ...
+    def permute(self, *dims: int) -> Tensor: ...
+    def transpose(self, dim0: int, dim1: int) -> Tensor: ...
+    def expand(self, *shape: int) -> Tensor: ...
+    def __add__(self, other: Any) -> Tensor: ...
+    def __sub__(self, other: Any) -> Tensor: ...
+    def __mul__(self, other: Any) -> Tensor: ...
+    def __truediv__(self, other: Any) -> Tensor: ...
+    def __gt__(self, other: Any) -> Tensor: ...
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,7 +88,7 @@ def reduce_values(
     # END SOLUTION 5.1
 
 
-def mean(t: Tenxor, dim: Dims = None, keepdim: bool = False) -> Tenxor:
+def mean(t: Tensor, dim: Dims = None, keepdim: bool = False) -> Tensor:
     """The average of the elements along `dim` (None: all of them): their sum over their count.
 
     Integer and bool tensors give float64 means; an empty group gives nan.
@@ -94,7 +119,7 @@ def first_largest_position(group: list[Any]) -> int:
     # END SOLUTION 5.3
 
 
-def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
+def matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product with NumPy's rules, from broadcast-multiply and sum.
 
     The last two dims are matrices and the dims before them broadcast as batch dims; a 1-D
@@ -136,7 +161,7 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
     # END SOLUTION 5.4
 
 
-def softmax(t: Tenxor, dim: int) -> Tenxor:
+def softmax(t: Tensor, dim: int) -> Tensor:
     """exp(t) normalised to sum to 1 along `dim`, computed without overflow by subtracting
     each group's maximum first (which leaves the result unchanged): the elements along `dim`
     whose other indices agree form one group.
@@ -151,7 +176,7 @@ def softmax(t: Tenxor, dim: int) -> Tenxor:
     # END SOLUTION 5.5
 
 
-def masked_softmax(t: Tenxor, mask: Tenxor, dim: int) -> Tenxor:
+def masked_softmax(t: Tensor, mask: Tensor, dim: int) -> Tensor:
     """softmax along `dim` over only the elements where `mask` is true (mask broadcasts to t).
 
     Masked-out elements get weight 0, and a group with no element left gives all zeros.

@@ -20,8 +20,9 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from .core import Tenxor
+from .creation import full, zeros
 from .storage import int32, int64, promote
-from .tensor import Tenxor, full, zeros
 
 INDEX_DTYPES = (int64, int32)
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tenxor
+from tenxor.core import Tenxor
 from tenxor.storage import Storage, byte_strides, numel, round_to_bfloat16
 from tenxor.strides import (
     Layout,
@@ -22,7 +23,6 @@ from tenxor.strides import (
     next_index,
     offset_to_index,
 )
-from tenxor.tensor import Tenxor
 from tenxor.views import infer_shape, permute_layout, squeeze_layout, unsqueeze_layout
 from tests.support import from_numpy, make_tensor, raises_naming
 

@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 import tenxor
+from tenxor.core import Tenxor
 from tenxor.graph_attention import (
     SLOPE,
     GATv2,
@@ -38,7 +39,6 @@ from tenxor.graph_attention import (
     project,
     with_self_loops,
 )
-from tenxor.tensor import Tenxor
 from tests.support import Mismatch, expect, from_numpy, to_numpy, view_case
 
 FLOAT64_TOLERANCE = 1e-9

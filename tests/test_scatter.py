@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tenxor
+from tenxor.core import Tenxor
 from tenxor.scatter import gather_rows, index_reduce, segment_softmax
-from tenxor.tensor import Tenxor
 from tests.support import (
     Mismatch,
     assert_rows_close,

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import tenxor
+from tenxor.core import Tenxor
 from tenxor.storage import Storage, bfloat16_to_float, byte_strides, numel, round_to_bfloat16
 from tenxor.strides import Layout
-from tenxor.tensor import Tenxor
 from tests.support import (
     Case,
     Mismatch,

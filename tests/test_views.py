@@ -8,10 +8,7 @@ other than 1, in arrays that hold at least one element.
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -19,9 +16,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from tenxor import views as views_module
+from tenxor.core import Tenxor
 from tenxor.strides import Layout
-from tenxor.tensor import Tenxor
 from tenxor.views import (
     cut_runs,
     index_layout,
@@ -43,14 +39,13 @@ from tests.support import (
     reach,
     row_major_strides,
     sizes,
+    stand_in,
     storage_shared,
 )
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------------
-
-tensor_module = importlib.import_module("tenxor.tensor")  # `tenxor.tensor` is also a function
 
 
 def numpy_offset(case: Case, array: np.ndarray) -> int:
@@ -181,7 +176,8 @@ def counting_case(shape: tuple[int, ...], strides: tuple[int, ...], offset: int)
 # -- stand-ins for exercises that a copy path calls -------------------------------------------
 #
 # A gather with a list index moves the gathered dim with permute_layout (exercise 3.4). The
-# tests of indexing replace it by this stand-in, so that they grade indexing alone. (Copies
+# tests of indexing put this stand-in in its place (see stand_in in tests/support.py), so that
+# they grade indexing alone. (Copies
 # themselves read and lay out elements with provided code, tenxor/row_major.py.)
 
 
@@ -193,24 +189,6 @@ def standin_permute_layout(layout: Layout, dims: Any) -> Layout:
         tuple(layout.strides[d] for d in dims),
         layout.offset,
     )
-
-
-STAND_INS = {
-    "3.4": [
-        (views_module, "permute_layout", standin_permute_layout),
-        (tensor_module, "permute_layout", standin_permute_layout),
-    ],
-}
-
-
-@contextmanager
-def stand_ins(*exercise_ids: str) -> Iterator[None]:
-    """Within the block, the functions of `exercise_ids` are replaced by their stand-ins."""
-    with pytest.MonkeyPatch.context() as patch:
-        for exercise_id in exercise_ids:
-            for module, name, function in STAND_INS[exercise_id]:
-                patch.setattr(module, name, function)
-        yield
 
 
 # -- strategies --------------------------------------------------------------------------------
@@ -826,7 +804,7 @@ def test_gather_with_a_list_matches_numpy_fancy_indexing(case_and_key):
     case, key = case_and_key
     expected = case.array[key]
     t = case.tensor()
-    with stand_ins("3.4"):
+    with stand_in("3.4", standin_permute_layout):
         result = t[key]
     expect_copy(result, t, "the gather result", GATHER)
     assert_same(result, expected, what="the gather result", rule=GATHER)
@@ -858,7 +836,7 @@ def test_gather_examples(key):
     against NumPy's fancy indexing: equal elements, new storage."""
     case = strided_case((3, 3, 4), (-1, 12, 3), offset=2)
     t = case.tensor()
-    with stand_ins("3.4"):
+    with stand_in("3.4", standin_permute_layout):
         result = t[key]
     expect_copy(result, t, "the gather result", GATHER)
     assert_same(result, case.array[key], what="the gather result", rule=GATHER)
@@ -872,7 +850,7 @@ def test_gather_examples(key):
 def test_gather_rejects_list_entries_out_of_range(key, values):
     """A list entry out of range is an IndexError naming the entry and the dim's size."""
     t = random_case((3, 3)).tensor()
-    with stand_ins("3.4"), raises_naming(IndexError, *values):
+    with stand_in("3.4", standin_permute_layout), raises_naming(IndexError, *values):
         t[key]
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from tenxor.core import Tenxor
 from tenxor.row_major import row_major_strides
 from tenxor.strides import Layout
 
@@ -29,9 +30,6 @@ from .layouts import (
 from .parts import caption, links, picture_of, stack, storage_block, tensor_block, titled
 from .render import Picture, render
 from .shapes import FAINT, UNREACHED
-
-if TYPE_CHECKING:
-    from tenxor.tensor import Tenxor
 
 Arrows = str | Sequence[Index] | None
 SLICE_HINT = "Draw a slice of it, such as t[:2, :4], or pass a larger max_cells."

@@ -10,7 +10,10 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+from tenxor.core import Tenxor
+from tenxor.creation import arange, rand, tensor
+from tenxor.graph_attention import GATv2
 
 from .alignment import broadcast_diagram
 from .figures import gather_diagram, layout_diagram, reduction_diagram, view_diagram
@@ -18,9 +21,6 @@ from .graphs import graph_diagram
 from .memory import bytes_diagram
 from .render import Picture
 from .runs import runs_diagram
-
-if TYPE_CHECKING:
-    from tenxor import Tenxor
 
 README = "README.md"
 
@@ -36,9 +36,7 @@ class Figure:
 
 def of_arange(*shape: int) -> Tenxor:
     """arange viewed as `shape`."""
-    import tenxor
-
-    return tenxor.arange(math.prod(shape)).view(*shape)
+    return arange(math.prod(shape)).view(*shape)
 
 
 def tensor_figure(
@@ -91,12 +89,10 @@ GALLERY_GRAPH = [  # adjacency[i][j] = 1: node i receives from node j; node 5 is
 def attention_figure() -> Picture:
     """One graph of five real nodes and the weights head 0 of a seeded GATv2 layer gives it:
     3 features in, 2 heads of 4 features, configured as GATv2Conv(3, 4, heads=2)."""
-    import tenxor
-
-    node_mask = tenxor.tensor([[1, 1, 1, 1, 1, 0]])
-    x = tenxor.rand(1, 6, 3, seed=7, low=-1.0, high=1.0) * node_mask.unsqueeze(-1)
-    layer = tenxor.GATv2.random(features_in=3, features_out=4, heads=2, seed=11)
-    alpha = layer.attention_weights(x, tenxor.tensor([GALLERY_GRAPH]), node_mask)  # [1, 6, 6, 2]
+    node_mask = tensor([[1, 1, 1, 1, 1, 0]])
+    x = rand(1, 6, 3, seed=7, low=-1.0, high=1.0) * node_mask.unsqueeze(-1)
+    layer = GATv2.random(features_in=3, features_out=4, heads=2, seed=11)
+    alpha = layer.attention_weights(x, tensor([GALLERY_GRAPH]), node_mask)  # [1, 6, 6, 2]
     return graph_diagram(GALLERY_GRAPH, node_mask[0], alpha[0, :, :, 0], name="head 0")
 
 

@@ -44,7 +44,11 @@ def test_the_zip_holds_the_scripts_the_course_and_its_wheels(autograder: Path):
         assert script in names and modes[script] & stat.S_IXUSR, script
     assert {item.path for item in CATALOG} <= set(names)
     assert any(name.startswith("tests/hidden/test_") for name in names)
-    assert "instructor/grading.py" in names and "pyproject.toml" in names
+    grading = [
+        path.relative_to(ROOT).as_posix() for path in (ROOT / "instructor" / "grading").glob("*.py")
+    ]
+    assert "instructor/grading/__init__.py" in grading and set(grading) <= set(names)
+    assert "instructor/protections.py" in names and "pyproject.toml" in names
     wheels = {
         name.split("/")[1].split("-")[0].lower() for name in names if name.startswith("wheels/")
     }

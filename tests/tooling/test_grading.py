@@ -21,6 +21,8 @@ from instructor.grading import (
     students_in,
 )
 from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
+from instructor.protections import PROTECTIONS, SandboxMode, WorkerSettings
+from instructor.sandbox_worker import STEPS
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import Result, Run, run_tests
 from tests.tooling.submissions import (
@@ -232,9 +234,69 @@ def test_tests_that_never_ran_score_zero():
         collected=dict(expected),
         results={"tests/test_a.py::test_1": Result("tests/test_a.py::test_1", "1.1", "passed")},
     )
-    results = results_json(expected, run, Assembly(ROOT), LIMITS, "isolated", 1.0)
+    results = results_json(expected, run, Assembly(ROOT), LIMITS, SandboxMode.ISOLATED, 1.0)
     assert results["score"] == pytest.approx(BY_ID["1.1"].points / 2)
     assert "test_a.py::test_2: never ran" in results["tests"][0]["output"]
+
+
+# The protections each sandbox mode turns off, every other one on: only what it must.
+TURNED_OFF = {
+    SandboxMode.ISOLATED: set(),
+    SandboxMode.SEPARATE_USER: {"a /tmp of its own", "cut off from the network"},
+    SandboxMode.SAME_USER: {
+        "hidden folders", "a /tmp of its own", "cut off from the network", "a user of its own",
+        "a cap on processes", "a judge under a user of its own",
+    },
+}  # fmt: skip
+
+
+def protections_said(said: str, mode: SandboxMode) -> None:
+    """`said` names each protection, on as the mode turns it on (with what it did), or off
+    (with what that allowed), and why the mode leaves any off."""
+    for step in PROTECTIONS:
+        assert step.is_on(mode) == (step.name not in TURNED_OFF[mode]), (mode, step.name)
+        assert step.describe(mode) in said, (mode, step.name)
+        assert (step.description in said) == step.is_on(mode), (mode, step.name)
+    assert mode.why_weaker is None or mode.why_weaker in said
+
+
+@pytest.mark.parametrize("mode", list(SandboxMode))
+def test_the_results_say_which_protections_were_on_and_which_off(mode: SandboxMode):
+    results = results_json({}, Run(), Assembly(ROOT), LIMITS, mode, 1.0)
+    protections_said(results["output"], mode)
+    assert results["extra_data"]["sandbox"] == mode.value
+
+
+def test_the_worker_takes_its_steps_by_the_names_of_protections():
+    names = [step.name for step in PROTECTIONS]
+    assert len(set(names)) == len(names)
+    assert set(STEPS) <= set(names)
+
+
+def test_sandbox_modes_are_named_in_one_place():
+    """The enum holds the names of the modes: no other source file spells one out."""
+    spelled = [f'"{mode.value}"' for mode in SandboxMode]
+    sources = [*ROOT.glob("instructor/**/*.py"), *ROOT.glob("benchmarks/*.py")]
+    for path in sources:
+        if path.name != "protections.py":
+            text = path.read_text(encoding="utf-8")
+            assert not [name for name in spelled if name in text], path
+
+
+def test_worker_settings_go_to_json_and_back_and_refuse_unknown_or_missing_fields():
+    settings = WorkerSettings(
+        package="package", tree="judge", mode=SandboxMode.SEPARATE_USER, hidden=("a", "b"),
+        modules=("tenxor",), uid=61000, home="home", parent=1, commands=3, replies=4,
+        memory_mb=1024, file_mb=64, processes=32, call_cpu_seconds=1.0,
+    )  # fmt: skip
+    text = settings.to_json()
+    assert WorkerSettings.from_json(text) == settings
+    assert WorkerSettings.from_json(text).mode is SandboxMode.SEPARATE_USER
+    data = json.loads(text)
+    del data["file_mb"]
+    data["fds"] = [3, 4]
+    with pytest.raises(ValueError, match="missing file_mb; unknown fds"):
+        WorkerSettings.from_json(json.dumps(data))
 
 
 def test_grading_counts_only_reports_the_judges_user_made(tmp_path: Path):

@@ -1,24 +1,32 @@
-"""The Tenxor: a storage plus a layout.
+"""The Tenxor class: a storage plus a layout.
 
 Every method is a thin delegation to the chapter modules: views call the layout functions of
 chapters 2 and 3, arithmetic calls the kernels of chapter 4, reductions call chapter 5. This
-module is provided; the exercises live in the chapter modules.
+module is provided; the exercises live in the chapter modules, and the constructors (`tensor`,
+`zeros`, `arange`, ...) in tenxor/creation.py.
+
+How a tensor is shown. The layers of the library read one way, and the printer
+(tenxor/printing.py) and the diagrams (tenxor/diagrams/) sit above this class: they use
+tensors, so this module never imports them. A tensor finds them in `SHOWN` instead, which
+the package top (tenxor/__init__.py, the one module that assembles every layer) fills when
+`import tenxor` runs: `SHOWN.text` is the printer behind repr(t), str(t) and print(t), and
+`SHOWN.drawing` draws t.draw(), importing tenxor.diagrams only when a first diagram is asked
+for.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-import random
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from . import broadcasting as bc
 from . import reductions as rd
-from .printing import format_tensor
+from .python_values import converter, dtype_of_number, int_args, nest, read_data, shape_args
 from .row_major import is_row_major, row_major_strides, row_major_values
 from .storage import (
-    DTYPES,
     DType,
     Number,
     Storage,
@@ -42,7 +50,30 @@ from .views import (
     view_layout,
 )
 
-Operand = Any  # a Tenxor or a Python number
+Operand = Any  # a Tenxor, a Python number, nested lists of numbers or a NumPy array
+
+
+@dataclass
+class Shown:
+    """How a tensor is shown: as text and as a diagram (see the module docstring)."""
+
+    text: Callable[[Tenxor], str] | None = None  # repr(t), str(t), print(t)
+    drawing: Callable[..., Any] | None = None  # t.draw(arrows, values, name, max_cells)
+
+
+SHOWN = Shown()  # filled by the package top, tenxor/__init__.py
+
+
+def shown_by(way: str) -> Callable[..., Any]:
+    """The function that shows a tensor `way` ("text" or "drawing"), or an error saying what
+    to import when nothing has filled it in."""
+    show = getattr(SHOWN, way)
+    if show is None:
+        raise RuntimeError(
+            f"nothing shows a tensor as {way} yet: `import tenxor` connects the printer and "
+            "the diagrams to the Tenxor class (see SHOWN in tenxor/core.py)"
+        )
+    return show
 
 
 class Tenxor:
@@ -151,7 +182,8 @@ class Tenxor:
         return int(self.item())
 
     def __repr__(self) -> str:
-        return format_tensor(self)
+        """The printer's text of this tensor (tenxor/printing.py, found through SHOWN)."""
+        return shown_by("text")(self)
 
     def draw(
         self, arrows: Any = None, values: bool = True, name: str = "t", max_cells: int = 64
@@ -160,11 +192,10 @@ class Tenxor:
 
         `arrows` is "all", "none", "strides" or a list of indices (default: all arrows of a
         small tensor, index 0 and one step along each dim for a bigger one). Tensors of more
-        than `max_cells` elements are refused: draw a slice instead.
+        than `max_cells` elements are refused: draw a slice instead. The diagram comes from
+        tenxor.diagrams, found through SHOWN.
         """
-        from .diagrams import tensor_diagram
-
-        return tensor_diagram(self, arrows, values, name, max_cells)
+        return shown_by("drawing")(self, arrows, values, name, max_cells)
 
     def __iter__(self) -> Iterator[Tenxor]:
         for i in range(len(self)):
@@ -178,7 +209,7 @@ class Tenxor:
 
     def view(self, *shape: int | Sequence[int]) -> Tenxor:
         """The same elements in a new shape, as a view; raises if only a copy could do it."""
-        shape = _shape_args(shape, allow_minus_one=True)
+        shape = shape_args(shape, allow_minus_one=True)
         layout = view_layout(self.layout, shape)
         if layout is None:
             raise ValueError(
@@ -189,7 +220,7 @@ class Tenxor:
 
     def reshape(self, *shape: int | Sequence[int]) -> Tenxor:
         """The same elements in a new shape: a view when the strides allow it, else a copy."""
-        shape = _shape_args(shape, allow_minus_one=True)
+        shape = shape_args(shape, allow_minus_one=True)
         layout = view_layout(self.layout, shape)
         if layout is None:
             return self.contiguous().view(shape)
@@ -205,7 +236,7 @@ class Tenxor:
         return self._with_layout(unsqueeze_layout(self.layout, dim))
 
     def permute(self, *dims: int | Sequence[int]) -> Tenxor:
-        return self._with_layout(permute_layout(self.layout, _int_args(dims, "dims")))
+        return self._with_layout(permute_layout(self.layout, int_args(dims, "dims")))
 
     def transpose(self, dim0: int, dim1: int) -> Tenxor:
         return self._with_layout(transpose_layout(self.layout, dim0, dim1))
@@ -222,7 +253,7 @@ class Tenxor:
 
     def expand(self, *shape: int | Sequence[int]) -> Tenxor:
         """A view stretched to `shape`: size-1 dims repeat with stride 0; -1 keeps a dim's size."""
-        target = _int_args(shape, "sizes in a shape")
+        target = int_args(shape, "sizes in a shape")
         extra = len(target) - self.ndim
         target = tuple(
             self.shape[i - extra] if size == -1 and i >= extra else size
@@ -420,13 +451,21 @@ class Tenxor:
         return self._float_map(bc.leaky_relu_fn(slope))
 
     def where(self, condition: Operand, other: Operand) -> Tenxor:
-        """This tensor's element where `condition` holds, `other`'s elsewhere (broadcast)."""
-        return where(condition, self, other)
+        """This tensor's element where `condition` holds, `other`'s elsewhere (all three
+        broadcast)."""
+        other = as_tensor(other, like=self)
+        condition = as_tensor(condition)
+        shape, values = bc.where_values(
+            condition.storage.values(), condition.layout,
+            self.storage.values(), self.layout,
+            other.storage.values(), other.layout,
+        )  # fmt: skip
+        return Tenxor.from_values(values, shape, promote(self.dtype, other.dtype))
 
     def to(self, dtype: DType | str) -> Tenxor:
         """A copy converted to `dtype` (floats to ints truncate toward zero)."""
         dtype = as_dtype(dtype)
-        return self.map(_converter(dtype), dtype)
+        return self.map(converter(dtype), dtype)
 
     # -- reductions -----------------------------------------------------------------------------
 
@@ -485,37 +524,6 @@ class Tenxor:
 # ---------------------------------------------------------------------------------------------
 
 
-def nest(values: Sequence[Number], shape: Sequence[int]) -> Any:
-    """Flat row-major `values` as nested lists of `shape` (a plain number for shape ())."""
-    if not shape:
-        return values[0]
-    if len(shape) == 1:
-        return list(values)
-    step = math.prod(shape[1:])
-    return [nest(values[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
-def _int_args(args: tuple[Any, ...], what: str) -> tuple[int, ...]:
-    """Ints given separately or as one sequence, as a tuple; a TypeError names anything else."""
-    if len(args) == 1 and isinstance(args[0], list | tuple):
-        args = tuple(args[0])
-    for value in args:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{what} must be ints, got {args!r}")
-    return args
-
-
-def _shape_args(args: tuple[Any, ...], allow_minus_one: bool = False) -> tuple[int, ...]:
-    """A shape given as separate sizes or as one sequence, checked: ints, none negative
-    (but -1 where `allow_minus_one`)."""
-    shape = _int_args(args, "sizes in a shape")
-    lowest = -1 if allow_minus_one else 0
-    for size in shape:
-        if size < lowest:
-            raise ValueError(f"shape {shape} has a negative size {size}")
-    return shape
-
-
 def _is_list_index(item: Any) -> bool:
     return isinstance(item, list | Tenxor)
 
@@ -556,178 +564,19 @@ def _is_int_index(item: Any) -> bool:
     return not isinstance(item, bool) and hasattr(item, "__index__")
 
 
-def _converter(dtype: DType) -> Callable[[Any], Number]:
-    """The function that turns one element into a value `dtype` holds."""
-    if dtype.kind == "float":
-        return float
-    if dtype.kind == "bool":
-        return bool
-
-    def to_int(value: Number) -> int:
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError(f"cannot convert {value} to {dtype.name}")
-        return int(value)
-
-    return to_int
-
-
-def _infer_dtype(value: Any) -> DType:
-    """The dtype for a Python number: bool, int64 or float64."""
-    if isinstance(value, bool):
-        return bool_
-    if isinstance(value, int):
-        return int64
-    return float64
-
-
 def as_tensor(value: Operand, like: Tenxor | None = None) -> Tenxor:
-    """`value` as a tensor. A Python number partnered with the tensor `like` takes its dtype
-    unless it needs a wider kind (a float with an int tensor becomes float64)."""
+    """`value` as a tensor: a Tenxor as it is, nested lists or a NumPy array copied as
+    tenxor.tensor copies them, a Python number as a 0-d tensor. A number partnered with the
+    tensor `like` takes its dtype unless it needs a wider kind (a float with an int tensor
+    becomes float64)."""
     if isinstance(value, Tenxor):
         return value
     if not isinstance(value, int | float):
-        return tensor(value)
-    dtype = _infer_dtype(value)
+        values, shape, dtype = read_data(value)
+        return Tenxor.from_values(values, shape, dtype)
+    dtype = dtype_of_number(value)
     if like is not None:
         kinds = ("bool", "int", "float")
         if kinds.index(like.dtype.kind) >= kinds.index(dtype.kind):
             dtype = like.dtype
-    return Tenxor.from_values([_converter(dtype)(value)], (), dtype)
-
-
-# ---------------------------------------------------------------------------------------------
-# Constructors and functions
-# ---------------------------------------------------------------------------------------------
-
-
-def _flatten_nested(data: Any) -> tuple[list[Any], Shape]:
-    """The numbers of nested lists in row-major order, and the shape they form."""
-    if isinstance(data, int | float):
-        return [data], ()
-    if not isinstance(data, list | tuple):
-        raise TypeError(f"tensor() takes numbers or nested lists of numbers, got {data!r}")
-    if not data:
-        return [], (0,)
-    parts = [_flatten_nested(item) for item in data]
-    inner = parts[0][1]
-    for i, (_, shape) in enumerate(parts):
-        if shape != inner:
-            raise ValueError(
-                f"ragged nested list: item {i} has shape {shape} but item 0 has shape {inner}"
-            )
-    return [v for values, _ in parts for v in values], (len(data),) + inner
-
-
-def tensor(data: Any, dtype: DType | str | None = None) -> Tenxor:
-    """A new tensor holding a copy of `data` (a number, nested lists, a Tenxor, or anything with
-    a `tolist()` method such as a NumPy array).
-
-    Without `dtype`: bool if every value is a bool, int64 if every value is an int, else float64.
-    """
-    if isinstance(data, Tenxor):
-        values, shape, inferred = data.values(), data.shape, data.dtype
-    elif hasattr(data, "shape") and hasattr(data, "tolist"):  # a NumPy array
-        values, shape = data.reshape(-1).tolist(), tuple(data.shape)
-        inferred = _numpy_dtype(data.dtype)
-    else:
-        values, shape = _flatten_nested(data)
-        inferred = promote_all(_infer_dtype(v) for v in values)
-    if dtype is None:
-        dtype = inferred
-    dtype = as_dtype(dtype)
-    return Tenxor.from_values([_converter(dtype)(v) for v in values], shape, dtype)
-
-
-def _numpy_dtype(dtype: Any) -> DType:
-    """The tenxor dtype for a NumPy dtype: the same name where tenxor has it, else by kind."""
-    if dtype.name in DTYPES:
-        return DTYPES[dtype.name]
-    kinds = {"b": bool_, "i": int64, "u": int64, "f": float64}
-    if dtype.kind not in kinds:
-        raise TypeError(f"tensor() cannot hold NumPy dtype {dtype.name}")
-    return kinds[dtype.kind]
-
-
-def promote_all(dtypes: Any) -> DType:
-    """The dtype that holds every dtype in `dtypes` (float64 for none)."""
-    result: DType | None = None
-    for dtype in dtypes:
-        result = dtype if result is None else promote(result, dtype)
-    return float64 if result is None else result
-
-
-def full(shape: Sequence[int], value: Number, dtype: DType | str | None = None) -> Tenxor:
-    """A new tensor of `shape` with every element equal to `value`."""
-    shape = _shape_args((shape,))
-    dtype = _infer_dtype(value) if dtype is None else as_dtype(dtype)
-    return Tenxor.from_values([_converter(dtype)(value)] * math.prod(shape), shape, dtype)
-
-
-def zeros(*shape: int | Sequence[int], dtype: DType | str = float64) -> Tenxor:
-    """A new tensor of `shape` filled with 0."""
-    return full(_shape_args(shape), 0, dtype)
-
-
-def ones(*shape: int | Sequence[int], dtype: DType | str = float64) -> Tenxor:
-    """A new tensor of `shape` filled with 1."""
-    return full(_shape_args(shape), 1, dtype)
-
-
-def arange(
-    start: Number, end: Number | None = None, step: Number = 1, dtype: DType | str | None = None
-) -> Tenxor:
-    """The numbers start, start + step, ... up to but not including `end` (one argument: 0 up
-    to it). int64 when all arguments are ints, float64 otherwise."""
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise ValueError("arange step must not be 0")
-    if not all(math.isfinite(v) for v in (start, end, step)):
-        raise ValueError(f"arange needs finite numbers, got start={start}, end={end}, step={step}")
-    count = max(0, math.ceil((end - start) / step))
-    if dtype is None:
-        dtype = promote_all(_infer_dtype(v) for v in (start, end, step))
-    values = [start + i * step for i in range(count)]
-    return Tenxor.from_values([_converter(as_dtype(dtype))(v) for v in values], (count,), dtype)
-
-
-_generator = random.Random(0)
-
-
-def manual_seed(seed: int) -> None:
-    """Restart the generator behind `rand` calls that give no seed of their own."""
-    _generator.seed(seed)
-
-
-def rand(
-    *shape: int | Sequence[int],
-    seed: int | None = None,
-    low: float = 0.0,
-    high: float = 1.0,
-    dtype: DType | str = float64,
-) -> Tenxor:
-    """A new tensor of `shape` with numbers drawn uniformly from [low, high).
-
-    With `seed` the numbers depend only on the seed; without it they come from the shared
-    generator (see manual_seed).
-    """
-    shape = _shape_args(shape)
-    if not low < high:
-        raise ValueError(f"rand needs low < high, got low={low} and high={high}")
-    generator = _generator if seed is None else random.Random(seed)
-    values = [low + (high - low) * generator.random() for _ in range(math.prod(shape))]
-    return Tenxor.from_values(values, shape, dtype)
-
-
-def where(condition: Operand, a: Operand, b: Operand) -> Tenxor:
-    """Elements of `a` where `condition` holds and of `b` elsewhere, all three broadcast."""
-    if not isinstance(a, Tenxor) and isinstance(b, Tenxor):
-        a = as_tensor(a, like=b)
-    a = as_tensor(a)
-    b = as_tensor(b, like=a)
-    c = as_tensor(condition)
-    dtype = promote(a.dtype, b.dtype)
-    shape, values = bc.where_values(
-        c.storage.values(), c.layout, a.storage.values(), a.layout, b.storage.values(), b.layout
-    )
-    return Tenxor.from_values(values, shape, dtype)
+    return Tenxor.from_values([converter(dtype)(value)], (), dtype)

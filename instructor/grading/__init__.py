@@ -1,0 +1,41 @@
+"""Grade submissions: a Gradescope `results.json` per student and one `gradebook.csv`.
+
+Only the exercise modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a
+submission. They never run in the grading process, nor in the process that runs the tests
+and decides every result (the judge, instructor.judge): they go into the release's package
+and run in a sandbox worker (instructor.sandbox), which exchanges only plain data with the
+judge. The judge runs the instructor's public and hidden tests in a copy of the instructor's
+tree whose exercise functions are stubs, with every exercise function calling into the worker.
+A module that is missing, not UTF-8, does not compile or does not import is replaced by its
+stub, so it costs only its own exercises. Scores are counted against the tests collected from
+the instructor's tree: a test that is missing, crashed or never ran scores 0.
+
+In layers, each importing only those above it:
+
+    intake      the exercise modules taken from a submission, and what became of its files
+    bench       the sandbox mode, the judge's tree and the folders a worker must not see
+    judge_run   the judge run on one submission, and its report log read as data
+    gradescope  the results.json of one submission: entries, summary, protections, limits
+    batch       a batch of students: resume, results files, gradebook, progress
+"""
+
+from .batch import EXAMPLES, grade_batch, students_in
+from .bench import GRADING_LIMITS, JUDGE_TREE_EXCLUDED, namespaces_allowed
+from .gradescope import results_json
+from .intake import EXERCISE_MODULES, Assembly
+from .judge_run import JUDGE_SETTINGS, grading_options, read_report_log
+
+__all__ = [
+    "EXAMPLES",
+    "EXERCISE_MODULES",
+    "GRADING_LIMITS",
+    "JUDGE_SETTINGS",
+    "JUDGE_TREE_EXCLUDED",
+    "Assembly",
+    "grade_batch",
+    "grading_options",
+    "namespaces_allowed",
+    "read_report_log",
+    "results_json",
+    "students_in",
+]

@@ -1,0 +1,250 @@
+"""A batch: every student's submission graded into output/<student>/results.json and one
+output/gradebook.csv, with a progress bar, resuming where an interrupted batch stopped."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from instructor.launcher import SandboxLimits
+from instructor.protections import SandboxMode, protections_in_brief
+from tenxor.course.catalog import BY_ID, CATALOG
+
+from .bench import GRADING_LIMITS, Bench, bench_for
+from .gradescope import results_json
+from .intake import assemble, submission_digest
+from .judge_run import reference_tests, run_judge, set_aside_broken
+
+EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
+RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
+GRADEBOOK = "gradebook.csv"
+RESULTS = "results.json"
+OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD})
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write a file so that it is either absent, or complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
+        stream.write(text)
+        stream.flush()
+        os.fsync(stream.fileno())
+    os.replace(temporary, path)
+
+
+def text_digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def gradebook_csv(rows: dict[str, dict[str, Any]], selection: list[str]) -> str:
+    """The gradebook: one row per student, one column per exercise, total and max."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["student", *selection, "total", "max"])
+    for student in sorted(rows):
+        results = rows[student]
+        scores = results["extra_data"]["exercises"]
+        cells = [f"{scores.get(exercise_id, 0):g}" for exercise_id in selection]
+        max_score = results["extra_data"]["max_score"]
+        writer.writerow([student, *cells, f"{results['score']:g}", max_score])
+    return buffer.getvalue()
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr (one line per step when not on a terminal)."""
+
+    def __init__(self, total: int, stream: Any = None) -> None:
+        self.total, self.done, self.stream = total, 0, stream or sys.stderr
+        self.started = time.monotonic()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        width = 30
+        filled = width * self.done // max(self.total, 1)
+        elapsed = time.monotonic() - self.started
+        bar = "#" * filled + "." * (width - filled)
+        line = f"[{bar}] {self.done}/{self.total} {elapsed:5.0f} s  {label}"
+        if self.stream.isatty():
+            end = "\n" if self.done == self.total else ""
+            self.stream.write("\r" + line[:120].ljust(120) + end)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def students_in(folder: Path) -> dict[str, Path]:
+    """The submissions of a batch: each sub-folder is one student, named after it."""
+    return {
+        path.name: path
+        for path in sorted(folder.iterdir())
+        if path.is_dir() and not path.name.startswith(".")
+    }
+
+
+def grade_submission(bench: Bench, folder: Path, expected: dict[str, str]) -> dict[str, Any]:
+    """Grade one submission folder against the `expected` tests; its Gradescope results."""
+    started, slot = time.monotonic(), bench.slots.get()
+    try:
+        with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
+            assembly = assemble(bench.judge_tree, folder, Path(scratch) / "package")
+            run, imported = run_judge(bench, assembly.package, slot, expected)
+            if not imported and assembly.sources:  # again, without the modules that break it
+                set_aside_broken(bench, assembly, slot)
+                run, _ = run_judge(bench, assembly.package, slot, expected)
+    finally:
+        bench.slots.put(slot)
+    seconds = time.monotonic() - started
+    results = results_json(expected, run, assembly, bench.limits, bench.mode, seconds)
+    results["extra_data"]["submission"] = submission_digest(folder)
+    return results
+
+
+class Batch:
+    """The students of one grading command and its output folder: each student's results
+    file, grading's record of the files it wrote (to resume from), and the gradebook."""
+
+    def __init__(
+        self,
+        submissions: dict[str, Path],
+        output: Path,
+        single: bool = False,
+        report: Callable[[str], None] | None = None,
+    ) -> None:
+        """`single`: one submission, whose results go to output/results.json (as Gradescope
+        expects); `report` is told what the instructor should know."""
+        self.output, self.single, self.report = output, single, report or (lambda line: None)
+        self.submissions = self.accepted(submissions)
+        self.record = self.read_record()
+        self.rows: dict[str, dict[str, Any]] = {}  # student -> the results written
+        self.graded: list[str] = []  # the exercises graded, in the catalog's order
+
+    def accepted(self, submissions: dict[str, Path]) -> dict[str, Path]:
+        """The submissions but those of students whose folder name is that of a file grading
+        writes beside their results (their results would overwrite it, or it theirs)."""
+        for student in submissions:
+            if student in OUTPUT_FILES:
+                self.report(
+                    f"Not graded: {student}: grading writes a file of that name into {self.output}."
+                )
+        return {name: folder for name, folder in submissions.items() if name not in OUTPUT_FILES}
+
+    def seen(self) -> list[Path]:
+        """The folders a worker must not see: the output, and those holding the submissions."""
+        parents = {folder if self.single else folder.parent for folder in self.submissions.values()}
+        return [self.output, *parents]
+
+    def results_path(self, student: str) -> Path:
+        return self.output / RESULTS if self.single else self.output / student / RESULTS
+
+    def read_record(self) -> dict[str, str]:
+        """Grading's own record of the results files it wrote: student -> digest of the text."""
+        try:
+            record = json.loads((self.output / RECORD).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return record if isinstance(record, dict) else {}
+
+    def resume(self, expected: dict[str, str]) -> dict[str, Path]:
+        """Take the results already written for the same submitted modules and the same
+        exercises, exactly as grading recorded writing them; the submissions still to grade."""
+        self.graded = sorted(set(expected.values()), key=list(BY_ID).index)
+        pending = {}
+        for student, folder in self.submissions.items():
+            results = self.earlier_results(student)
+            if results is not None and self.still_holds(results, folder):
+                self.rows[student] = results
+            else:
+                pending[student] = folder
+        if self.rows:
+            self.report(
+                f"{len(self.rows)} students already graded; grading the other {len(pending)}."
+            )
+        return pending
+
+    def earlier_results(self, student: str) -> dict[str, Any] | None:
+        """The results file of a student as grading recorded writing it, if there is one."""
+        path = self.results_path(student)
+        text = path.read_text(encoding="utf-8") if path.is_file() else None
+        if text is None or self.record.get(student) != text_digest(text):
+            return None
+        return json.loads(text)
+
+    def still_holds(self, results: dict[str, Any], folder: Path) -> bool:
+        """Whether earlier results are of the same submitted modules and exercises."""
+        extra = results.get("extra_data", {})
+        same = extra.get("submission") == submission_digest(folder)
+        return same and sorted(extra["exercises"]) == sorted(self.graded)
+
+    def keep(self, student: str, results: dict[str, Any]) -> None:
+        """Write a student's results, and the gradebook so far; the record first, so that a
+        results file it lacks is graded again."""
+        text = json.dumps(results, indent=1)
+        self.record[student] = text_digest(text)
+        write_atomically(self.output / RECORD, json.dumps(self.record, indent=1))
+        write_atomically(self.results_path(student), text)
+        self.rows[student] = results
+        self.write_gradebook()
+
+    def write_gradebook(self) -> Path:
+        gradebook = self.output / GRADEBOOK
+        write_atomically(gradebook, gradebook_csv(self.rows, self.graded))
+        return gradebook
+
+    def grade(self, bench: Bench, expected: dict[str, str], jobs: int) -> None:
+        """Grade every student not graded yet against the `expected` tests, `jobs` at a
+        time, with a progress bar."""
+        pending = self.resume(expected)
+        bar = ProgressBar(len(pending))
+        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            futures = {
+                pool.submit(grade_submission, bench, folder, expected): student
+                for student, folder in pending.items()
+            }
+            for future in as_completed(futures):
+                student, results = futures[future], future.result()
+                self.keep(student, results)
+                bar.step(f"{student}: {results['score']:g}/{results['extra_data']['max_score']}")
+
+
+def grade_batch(
+    course: Path,
+    submissions: dict[str, Path],
+    output: Path,
+    selection: list[str] | None = None,
+    limits: SandboxLimits = GRADING_LIMITS,
+    jobs: int = 1,
+    report: Callable[[str], None] | None = None,
+    single: bool = False,
+    sandbox: SandboxMode | None = None,
+    profile: str = "ci",
+) -> Path:
+    """Grade every submission into output/<student>/results.json (output/results.json for a
+    `single` submission, as Gradescope expects) and output/gradebook.csv.
+
+    `sandbox` is the mode to confine submitted code in (None: the strongest this machine
+    allows). `profile` is the tests' hypothesis profile (EXAMPLES): "ci" (100 examples a
+    property), "ci-quick" (10) or "ci-thorough" (1000), each the same examples on every run.
+    A student whose results.json already exists for the same submitted modules, as grading
+    recorded writing it, is not graded again, so an interrupted batch resumes where it
+    stopped. A student folder named like a file of the output is refused (`report` says
+    so). Returns the gradebook's path.
+    """
+    batch = Batch(submissions, output, single, report)
+    selection = selection or [item.id for item in CATALOG]
+    with ThreadPoolExecutor(max_workers=1) as collector:
+        collecting = collector.submit(reference_tests, course, selection)
+        with bench_for(course, batch.seen(), limits, jobs, sandbox, profile) as bench:
+            batch.report(protections_in_brief(bench.mode))  # set up while tests are collected
+            batch.grade(bench, collecting.result(), jobs)
+    return batch.write_gradebook()

@@ -1,0 +1,165 @@
+"""The bench of a grading run: the sandbox mode this machine allows, the judge's tree, the
+folders a worker must not see, and the worker users and slots the run claims."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from instructor.launcher import (
+    BLOCK,
+    JUDGE_USERS,
+    SandboxConfig,
+    SandboxLimits,
+    grading_users,
+    sweep,
+)
+from instructor.protections import HIDDEN_FOLDERS, JUDGE_USER, SandboxMode
+from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
+
+GRADING_LIMITS = SandboxLimits()
+# The judge's tree: the course with every exercise stubbed, its tests and the judge itself.
+JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
+NAMESPACE_PROBE = (
+    "import ctypes, sys\n"
+    "sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x00020000 | 0x40000000) != 0)\n"
+)
+
+
+@dataclass
+class Bench:
+    """What grading a batch needs once: the judge's tree, the sandbox mode, what the worker
+    must not see, and which worker users and CPUs are free."""
+
+    course: Path
+    scratch: Path
+    mode: SandboxMode
+    hidden: tuple[str, ...]
+    limits: SandboxLimits
+    judges: int  # test processes (pytest-xdist) per submission
+    users: int  # the first of the worker users this grading claimed
+    profile: str = "ci"  # the hypothesis profile of the tests (tests/conftest.py)
+    slots: queue.Queue = field(default_factory=queue.Queue)
+
+    @property
+    def judge_tree(self) -> Path:
+        return self.scratch / "judge"
+
+    def config(self, package: Path, slot: int) -> SandboxConfig:
+        """The sandbox of the judge in `slot`, for the submission's package in `package`."""
+        judge = self.users + JUDGE_USERS + slot if JUDGE_USER.is_on(self.mode) else None
+        return SandboxConfig(
+            package=str(package),
+            tree=str(self.judge_tree),
+            mode=self.mode,
+            slot=slot * self.judges,
+            hidden=self.hidden,
+            users=self.users,
+            judge=judge,
+            limits=self.limits,
+        )
+
+    @contextlib.contextmanager
+    def judge_folder(self, slot: int) -> Iterator[Path]:
+        """A folder of the judge's own for one run: the only one it may write."""
+        judge = self.config(Path(), slot)
+        with tempfile.TemporaryDirectory(prefix="tenxor-judge-", dir=self.scratch) as folder:
+            if judge.judge is not None:
+                os.chown(folder, judge.judge, judge.judges_group)
+            try:
+                yield Path(folder)
+            finally:
+                sweep(judge.judge)  # whatever a judge of this slot left running
+
+
+def namespaces_allowed() -> bool:
+    """Whether this process may make mount and network namespaces (root, and a platform
+    that allows them)."""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        return False
+    probe = subprocess.run([sys.executable, "-c", NAMESPACE_PROBE], capture_output=True)
+    return probe.returncode == 0
+
+
+def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
+    """The strongest sandbox this machine allows (when None is `requested`), or the weaker
+    one `requested`."""
+    if os.geteuid() != 0:
+        return SandboxMode.SAME_USER
+    if requested is None:
+        return SandboxMode.ISOLATED if namespaces_allowed() else SandboxMode.SEPARATE_USER
+    requested = SandboxMode(requested)
+    if requested.namespaces and not namespaces_allowed():
+        raise OSError(
+            f"the {requested} sandbox needs mount and network namespaces, not allowed here"
+        )
+    return requested
+
+
+def hide(folders: list[Path]) -> dict[Path, int]:
+    """Take every permission of other users off `folders` (the worker is such a user); the
+    modes they had, for `restore`."""
+    modes = {folder: folder.stat().st_mode & 0o7777 for folder in folders if folder.exists()}
+    for folder, mode in modes.items():
+        folder.chmod(mode & ~0o007)
+    return modes
+
+
+def restore(modes: dict[Path, int]) -> None:
+    """Give folders back the modes they had."""
+    for folder, mode in modes.items():
+        with contextlib.suppress(FileNotFoundError):
+            folder.chmod(mode)
+
+
+def scratch_base(mode: SandboxMode) -> str:
+    """Where grading makes its scratch folder: the temporary folder, unless a judge's user
+    could not reach it (a TMPDIR below a private home folder), then /tmp."""
+    base = Path(tempfile.gettempdir()).resolve()
+    if not JUDGE_USER.is_on(mode) or all(p.stat().st_mode & 0o001 for p in (base, *base.parents)):
+        return str(base)
+    return "/tmp"
+
+
+@contextlib.contextmanager
+def bench_for(
+    course: Path,
+    seen: list[Path],
+    limits: SandboxLimits,
+    jobs: int,
+    mode: SandboxMode | None = None,
+    profile: str = "ci",
+) -> Iterator[Bench]:
+    """Set up grading: the judge's tree, the sandbox mode (the strongest allowed when `mode`
+    is None), and the folders (`seen`: the output and the submissions) that the worker must
+    not see, nor the course. Where workers get no mount namespace to empty them in, those
+    folders are closed to other users (HIDDEN_FOLDERS) while grading runs."""
+    mode = sandbox_mode(mode)
+    judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    if max(1, jobs) * judges > JUDGE_USERS or jobs >= BLOCK - JUDGE_USERS:
+        raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} users of a block")
+    with (
+        tempfile.TemporaryDirectory(prefix="tenxor-grading-", dir=scratch_base(mode)) as scratch,
+        contextlib.ExitStack() as claimed,
+    ):
+        users = claimed.enter_context(grading_users()) if mode.other_users else 0
+        if JUDGE_USER.is_on(mode):  # the judges may read their tree; workers nothing of it
+            os.chown(scratch, 0, users + BLOCK - 1)
+            os.chmod(scratch, 0o750)
+        hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
+        if HIDDEN_FOLDERS.is_on(mode) and not mode.namespaces:
+            claimed.callback(restore, hide([course.resolve(), *[p.resolve() for p in seen]]))
+        bench = Bench(
+            course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users, profile
+        )
+        write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
+        for slot in range(max(1, jobs)):
+            bench.slots.put(slot)
+        yield bench

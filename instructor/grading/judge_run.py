@@ -1,0 +1,177 @@
+"""Running the judge (instructor.judge) on one submission, and reading what it reported.
+
+The judge is a pytest run in the judge's tree, under a user of its own where grading has one,
+against the submission's package in sandbox workers. Grading reads nothing a worker sends:
+only the judge's report log and the files the judge wrote, as data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tenxor.course.catalog import BY_ID, TOOLING_TESTS
+from tenxor.course.engine import (
+    BOOTSTRAP,
+    ISOLATE,
+    Limits,
+    Result,
+    Run,
+    exit_in_words,
+    record_not_run,
+    run_tests,
+    start,
+    tail,
+)
+from tenxor.course.failure import Failure
+
+from .bench import Bench
+from .intake import Assembly
+
+# The judge runs only the course's own code; these bound it in case of a fault of its own.
+JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, output_mb=8.0)
+JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+FIELD_CHARS = 4000  # each text field of a judge's failure record is cut to this
+CHECK_IMPORTS = ISOLATE + "from instructor.judge import check_imports\ncheck_imports(sys.argv[1])\n"
+
+
+def grading_options(selection: list[str]) -> list[str]:
+    """pytest options for the exercise tests of the selected exercises."""
+    chosen = [option for exercise_id in selection for option in ("--exercise", exercise_id)]
+    return ["-m", "not provided", *chosen]
+
+
+def reference_tests(course: Path, selection: list[str]) -> dict[str, str]:
+    """The tests (and their exercises) collected from the instructor's tree: what is graded."""
+    options = ["--collect-only", f"--ignore={course / TOOLING_TESTS}"]
+    options += ["-p", "_hypothesis_pytestplugin", *grading_options(selection)]
+    run = run_tests(course, options, settings=JUDGE_SETTINGS)
+    if run.problem or run.collect_errors or not run.collected:
+        problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
+        raise RuntimeError(f"the instructor's tests cannot be collected: {problems}")
+    return run.collected
+
+
+def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str | None]:
+    """Why each package does not import in a sandbox worker (None where it does). The
+    workers are tried by a process of the judge's user (instructor.judge.check_imports):
+    grading itself reads nothing a worker sends, only what that process wrote, as data."""
+    with bench.judge_folder(slot) as folder:
+        configs = [bench.config(package, slot).to_json() for package in packages]
+        (folder / "configs.json").write_text(json.dumps(configs), encoding="utf-8")
+        command = [sys.executable, "-c", CHECK_IMPORTS, str(bench.judge_tree), str(folder)]
+        with (folder / "output.txt").open("wb") as output:
+            start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", JUDGE_SETTINGS).wait()
+        try:
+            problems = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            problems = None
+    if type(problems) is not list or len(problems) != len(packages):
+        return ["the import check ended without an answer"] * len(packages)
+    return [p[:1000] if type(p) is str else None if p is None else "?" for p in problems]
+
+
+def set_aside_broken(bench: Bench, assembly: Assembly, slot: int) -> None:
+    """The submission does not import: find which of its modules do not, each on its own
+    among stubs, and put their stubs in their place."""
+    assembly.set_aside(import_problems(bench, assembly.each_alone(), slot))
+
+
+def judge_options(bench: Bench, files: list[str], selection: list[str], log: Path) -> list:
+    """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
+    pytest-timeout's limit per test, pytest-xdist's processes, and the tests to run. Only
+    these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
+    plugins = ["instructor.judge", "_hypothesis_pytestplugin", "pytest_timeout"]
+    plugins += ["pytest_reportlog.plugin", "no:cacheprovider"]
+    options = [option for plugin in plugins for option in ("-p", plugin)]
+    options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
+    options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
+    if bench.judges > 1:
+        options += ["-p", "xdist.plugin", "-n", str(bench.judges), "--dist", "load"]
+        options.append("--max-worker-restart=0")  # a new worker would take a used slot
+    return [*options, *files, *grading_options(selection)]
+
+
+def failure_of(report: dict[str, Any]) -> Failure:
+    """What a failed report of the log says: the judge's record, else pytest's last lines
+    (strings only, each bounded: the log is the judge's, read as data)."""
+    words = report.get("failure")
+    if isinstance(words, dict):
+        said = {k: v[:FIELD_CHARS] if isinstance(v, str) else v for k, v in words.items()}
+        said = {k: v for k, v in said.items() if isinstance(v, (str, bool, int))}
+        record = Failure.from_dict(said)
+        return dataclasses.replace(
+            record, unfinished=record.unfinished if record.unfinished in BY_ID else None
+        )
+    longrepr = report.get("longrepr")
+    text = longrepr if isinstance(longrepr, str) else json.dumps(longrepr)[-600:]
+    return Failure("\n".join(str(text).strip().splitlines()[-6:])[:600])
+
+
+def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
+    """The results in a pytest-reportlog file: a test passes when none of its setup, call
+    and teardown failed and its call passed. Only reports of the `expected` tests made by
+    the judge's user count; a line that is not such a report is passed over."""
+    run = Run(collected=dict(expected))
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    for line in lines:
+        try:
+            report = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(report, dict):
+            continue
+        kind, test = report.get("$report_type"), report.get("nodeid", "")
+        if kind == "TestReport" and report.get("judge_user") != judge:
+            continue
+        if kind == "CollectReport" and report.get("outcome") == "failed":
+            run.collect_errors[test] = failure_of(report).message
+        if kind != "TestReport" or test not in expected:
+            continue
+        owner, outcome, known = expected[test], report.get("outcome"), run.results.get(test)
+        if known is not None and not known.passed:
+            continue  # the first failure stands
+        if outcome == "failed":
+            run.results[test] = Result.of_record(test, owner, "failed", failure_of(report))
+        elif outcome == "skipped":
+            reason = report.get("longrepr")
+            message = reason[-1] if isinstance(reason, list) and reason else "skipped"
+            run.results[test] = Result(test, owner, "skipped", str(message))
+        elif report.get("when") == "call":
+            run.results[test] = Result(test, owner, "passed")
+    return run
+
+
+def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> tuple[Run, bool]:
+    """Run the tests of `expected` in the judge, against the submission in `package`; the
+    run, and whether the package imported (the judge's first worker tells)."""
+    selection = sorted(set(expected.values()), key=list(BY_ID).index)
+    files = sorted({test.split("::")[0] for test in expected})
+    started = time.monotonic()
+    config = bench.config(package, slot)
+    with bench.judge_folder(slot) as folder:
+        log, output_path = folder / "reports.jsonl", folder / "output.txt"
+        command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
+        command += judge_options(bench, files, selection, log)
+        not_imported = folder / "does-not-import.txt"
+        settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": config.to_json()}
+        settings["TENXOR_IMPORT_PROBLEM"] = str(not_imported)
+        with output_path.open("wb") as output:
+            process = start(
+                command, bench.judge_tree, output, JUDGE_LIMITS, bench.profile, settings
+            )
+            process.wait()
+        judge = os.geteuid() if config.judge is None else config.judge
+        run = read_report_log(log, expected, judge)
+        run.output = tail(output_path)
+        imported = not not_imported.exists()
+    if process.returncode not in (0, 1):  # 1: some tests failed, as expected of most
+        run.problem = f"the judge ended ({exit_in_words(process.returncode)})"
+    record_not_run(run, "the judge did not run it")
+    run.seconds = time.monotonic() - started
+    return run, imported

@@ -1,0 +1,276 @@
+"""The layers of the library read one way (DESIGN.md, section 5): the imports between the
+project's modules make no cycle, and no module imports from a layer above its own.
+
+Every import statement of every .py file under tenxor/ and instructor/ counts, wherever it
+stands: at the top, under `if TYPE_CHECKING:`, or in a function body. Relative imports are
+resolved, and `from package import name` counts as an import of the submodule when `name` is
+one. (Importing a submodule also runs its packages' __init__.py, as every import of a package
+does; only the module an import names counts.)
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.provided
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("tenxor", "instructor")
+
+Layers = list[tuple[str, ...]]
+
+# The layers, lowest first. A module may import from its own layer (without making a cycle)
+# and from the layers below it. A name ending in ".*" stands for every module of a package.
+LAYERS: Layers = [
+    # chapters 1 and 2, and what provided code needs before them
+    ("tenxor.storage", "tenxor.strides", "tenxor.row_major", "tenxor.python_values"),
+    ("tenxor.views",),  # chapter 3
+    ("tenxor.broadcasting",),  # chapter 4: the kernels map, zip and reduce
+    ("tenxor.reductions",),  # chapter 5: the Tenxor class delegates to it
+    ("tenxor.core",),  # the Tenxor class
+    ("tenxor.creation",),  # tensor, zeros, arange, rand, where, ...
+    ("tenxor.scatter",),  # chapter 6: gather and scatter
+    ("tenxor.graph_attention",),  # chapter 6: GATv2
+    ("tenxor.printing",),
+    ("tenxor.diagrams", "tenxor.diagrams.*"),
+    ("tenxor",),  # the package top, tenxor/__init__.py: it assembles every layer
+    ("tenxor.course", "tenxor.course.*"),  # check, the catalog, the engine, ...
+    # the instructor's tooling: what grading builds on, then grading in its parts
+    ("instructor", "instructor.protections", "instructor.plain_data", "instructor.reachable",
+     "instructor.regions", "instructor.worker_group", "instructor.probe"),
+    ("instructor.sandbox_worker",),  # the one process that runs a submission's code
+    ("instructor.launcher",),  # starts and ends workers; the only part that keeps root
+    ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
+    ("instructor.release",),
+    ("instructor.verify", "instructor.autograder"),
+    ("instructor.grading.intake",),
+    ("instructor.grading.bench",),
+    ("instructor.grading.judge_run", "instructor.grading.gradescope"),
+    ("instructor.grading.batch",),
+    ("instructor.grading",),
+    ("instructor.cli",),  # the tenxor-instructor command
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of a project module: the importing module, the imported one, the line."""
+
+    importer: str
+    imported: str
+    line: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading the imports
+# ---------------------------------------------------------------------------------------------
+
+
+def project_modules(root: Path, packages: Iterable[str] = PACKAGES) -> dict[str, Path]:
+    """Every module of `packages` under `root`, by dotted name (a package by its own name)."""
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            modules[".".join(parts)] = path
+    return modules
+
+
+def relative_base(module: str, path: Path, level: int) -> str:
+    """The package that a relative import with `level` dots, in `module`, starts from."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    return ".".join(package[: len(package) - (level - 1)])
+
+
+def named_modules(node: ast.Import | ast.ImportFrom, module: str, path: Path,
+                  modules: dict[str, Path]) -> list[str]:  # fmt: skip
+    """The absolute names of the modules one import statement imports."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    base = node.module or ""
+    if node.level:
+        start = relative_base(module, path, node.level)
+        base = f"{start}.{base}" if base else start
+    return [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+
+
+def imports_of(module: str, path: Path, modules: dict[str, Path]) -> list[Import]:
+    """Every import of a project module in the file of `module`, wherever it stands."""
+    packages = {name.split(".")[0] for name in modules}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for name in named_modules(node, module, path, modules):
+                if name.split(".")[0] in packages:
+                    found.append(Import(module, name, node.lineno))
+    return found
+
+
+def import_graph(modules: dict[str, Path]) -> list[Import]:
+    """The imports of project modules in every project module, in order."""
+    return [
+        found for module, path in modules.items() for found in imports_of(module, path, modules)
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Checking them
+# ---------------------------------------------------------------------------------------------
+
+
+def find_cycles(imports: Iterable[Import]) -> list[list[Import]]:
+    """Import cycles, each as the imports that make it, from a depth-first walk of the graph
+    (one cycle for every import that leads back to a module still on the walk's path)."""
+    edges: dict[str, list[Import]] = defaultdict(list)
+    for found in imports:
+        edges[found.importer].append(found)
+    on_path: list[Import] = []
+    state: dict[str, str] = {}  # "open" while a module is on the path, then "done"
+    cycles = []
+
+    def walk(module: str) -> None:
+        state[module] = "open"
+        for found in edges[module]:
+            if state.get(found.imported) == "open":
+                starts = [i for i, step in enumerate(on_path) if step.importer == found.imported]
+                cycles.append(on_path[starts[0] if starts else len(on_path) :] + [found])
+            elif found.imported not in state:
+                on_path.append(found)
+                walk(found.imported)
+                on_path.pop()
+        state[module] = "done"
+
+    for module in sorted(edges):
+        if module not in state:
+            walk(module)
+    return cycles
+
+
+def describe_cycle(cycle: list[Import]) -> str:
+    """A cycle module by module, with the line of each import: `a -(line 3)-> b -(line 9)-> a`."""
+    steps = "".join(f"{step.importer} -(line {step.line})-> " for step in cycle)
+    return f"import cycle: {steps}{cycle[0].importer}"
+
+
+def layer_of(module: str, layers: Layers) -> int | None:
+    """The position of `module`'s layer in `layers` (0 is the lowest), or None."""
+    for position, names in enumerate(layers):
+        if any(fnmatchcase(module, name) for name in names):
+            return position
+    return None
+
+
+def layer_name(position: int, layers: Layers) -> str:
+    """A layer in words: `layer 4 (tenxor.core)`."""
+    names = ", ".join(name for name in layers[position] if not name.endswith(".*"))
+    return f"layer {position} ({names})"
+
+
+def upward_imports(imports: Iterable[Import], layers: Layers) -> list[str]:
+    """Every import from a layer to a higher one, in words."""
+    problems = []
+    for found in imports:
+        low, high = layer_of(found.importer, layers), layer_of(found.imported, layers)
+        if low is not None and high is not None and high > low:
+            problems.append(
+                f"{found.importer} imports {found.imported} on line {found.line}: an upward "
+                f"import, from {layer_name(low, layers)} to {layer_name(high, layers)}"
+            )
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------
+# The project
+# ---------------------------------------------------------------------------------------------
+
+MODULES = project_modules(ROOT)
+IMPORTS = import_graph(MODULES)
+
+
+def test_every_module_has_a_layer():
+    missing = [module for module in MODULES if layer_of(module, LAYERS) is None]
+    assert not missing, f"modules in no layer (add them to LAYERS): {', '.join(missing)}"
+
+
+def test_every_imported_project_module_exists():
+    unknown = [f"{i.importer} imports {i.imported} on line {i.line}, and there is no such module"
+               for i in IMPORTS if i.imported not in MODULES]  # fmt: skip
+    assert not unknown, "\n".join(unknown)
+
+
+def test_the_imports_make_no_cycle():
+    cycles = [describe_cycle(cycle) for cycle in find_cycles(IMPORTS)]
+    assert not cycles, "\n".join(cycles)
+
+
+def test_no_module_imports_from_a_higher_layer():
+    problems = upward_imports(IMPORTS, LAYERS)
+    assert not problems, "\n".join(problems)
+
+
+def test_import_tenxor_leaves_the_diagrams_unimported():
+    """Drawing and printing find the tensor: the package imports tenxor.diagrams only when a
+    diagram is drawn (it costs a noticeable fraction of a second, and check() waits for it)."""
+    script = "import sys, tenxor; print(sorted(m for m in sys.modules if 'diagrams' in m))"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=ROOT, check=True)  # fmt: skip
+    assert result.stdout.strip() == "[]", result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# The checks themselves, on made-up modules
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_checks_name_a_made_up_cycle_and_upward_import():
+    layers = [("low",), ("middle", "middle.*"), ("high",)]
+    imports = [
+        Import("high", "low", 1),
+        Import("low", "middle.a", 3),
+        Import("middle.a", "middle.b", 5),
+        Import("middle.b", "middle.a", 7),
+    ]
+    cycles = [describe_cycle(cycle) for cycle in find_cycles(imports)]
+    assert cycles == ["import cycle: middle.a -(line 5)-> middle.b -(line 7)-> middle.a"]
+    assert upward_imports(imports, layers) == [
+        "low imports middle.a on line 3: an upward import, from layer 0 (low) to layer 1 (middle)"
+    ]
+    assert find_cycles([Import("a", "a", 2)]) == [[Import("a", "a", 2)]]
+
+
+def test_imports_in_type_checking_blocks_and_function_bodies_count(tmp_path):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import low\nfrom .sub import deep\n")
+    (tmp_path / "pkg" / "low.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from .sub.deep import Thing\n"
+        "def late():\n"
+        "    import pkg\n"
+    )
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "deep.py").write_text(
+        "from .. import low\nfrom ..low import late\n"
+    )
+    modules = project_modules(tmp_path, ["pkg"])
+    found = {(i.importer, i.imported, i.line) for i in import_graph(modules)}
+    assert found == {
+        ("pkg", "pkg.low", 1),
+        ("pkg", "pkg.sub.deep", 2),
+        ("pkg.low", "pkg.sub.deep", 3),
+        ("pkg.low", "pkg", 5),
+        ("pkg.sub.deep", "pkg.low", 1),
+        ("pkg.sub.deep", "pkg.low", 2),
+    }
+    assert find_cycles(import_graph(modules))
