@@ -167,8 +167,10 @@ def test_a_target_whose_contender_left_a_workload_out_is_not_measured():
 
 def test_the_grading_benchmark_grades_a_complete_submission_to_full_marks(capsys):
     from benchmarks import grading_time
+    from instructor.protections import SandboxMode
 
-    options = ["--repeats", "1", "--exercise", "1.1", "--mode", "same user", "--calls", "500"]
+    options = ["--repeats", "1", "--exercise", "1.1", "--mode", SandboxMode.SAME_USER.value]
+    options += ["--calls", "500"]
     assert grading_time.main([*options, "--no-readme"]) == 0
     printed = capsys.readouterr().out
     from tenxor.course.catalog import BY_ID
