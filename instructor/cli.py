@@ -6,10 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from tenxor.course.catalog import BY_ID, CATALOG, CHAPTERS
 from tenxor.course.cli import course_option, root_of, run
 
+from .grading.credit import DEFAULT_CREDIT, Credit
 from .protections import SandboxMode
 from .verify import GATES
 
@@ -19,9 +21,15 @@ DESCRIPTION = """\
 The instructor's course tools (the learner's are `tenxor check` and `tenxor draw`).
 
   tenxor-instructor release FOLDER     write the student release (solutions stubbed)
+  tenxor-instructor release --solutions FOLDER
+                                       the solutions release, for after the deadline
   tenxor-instructor verify             run the gates that prove every exercise is graded
   tenxor-instructor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
   tenxor-instructor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
+  tenxor-instructor merge OUT SHARD... join shard outputs (grade --shard K/N) into one
+  tenxor-instructor export GRADES --canvas ROSTER.csv
+                                       the grades as Canvas's gradebook imports them
+  tenxor-instructor report GRADES      the class report: plots of where the class is stuck
   tenxor-instructor autograder         write autograder.zip for Gradescope
 
 Run `tenxor-instructor COMMAND --help` for the options of a command.
@@ -29,10 +37,15 @@ Run `tenxor-instructor COMMAND --help` for the options of a command.
 
 
 def command_release(arguments: argparse.Namespace) -> int:
-    from .release import write_release
+    from .release import write_release, write_solutions
 
-    written = write_release(root_of(arguments), arguments.folder, replace=arguments.replace)
-    print(f"Wrote the student release to {arguments.folder} ({len(written)} files).")
+    write, name = (
+        (write_solutions, "solutions release")
+        if arguments.solutions
+        else (write_release, "student release")
+    )
+    written = write(root_of(arguments), arguments.folder, replace=arguments.replace)
+    print(f"Wrote the {name} to {arguments.folder} ({len(written)} files).")
     return 0
 
 
@@ -81,9 +94,52 @@ def command_grade(arguments: argparse.Namespace) -> int:
         single=not arguments.batch,
         sandbox=None if arguments.sandbox == AUTO else SandboxMode(arguments.sandbox),
         profile=EXAMPLES[arguments.examples],
+        credit=Credit(arguments.credit),
+        regrade=arguments.regrade,
+        shard=arguments.shard,
     )
     print(f"Gradebook: {gradebook}")
     return 0
+
+
+def command_merge(arguments: argparse.Namespace) -> int:
+    from .grading.merge import MergeError, merge_shards
+
+    try:
+        gradebook = merge_shards([folder.resolve() for folder in arguments.shards], arguments.out)
+    except MergeError as error:
+        raise SystemExit(f"tenxor-instructor merge: {error}") from None
+    print(f"Gradebook: {gradebook}")
+    return command_report(argparse.Namespace(grades=arguments.out, out=None))
+
+
+def command_export(arguments: argparse.Namespace) -> int:
+    from .grading.batch import UnrecordedResults, recorded_results
+    from .grading.canvas import RosterError, canvas_export, read_roster
+
+    try:
+        roster = read_roster(arguments.canvas)
+        export = canvas_export(recorded_results(arguments.grades), roster, arguments.assignment)
+    except (RosterError, UnrecordedResults, OSError) as error:
+        raise SystemExit(f"tenxor-instructor export: {error}") from None
+    out = arguments.out or arguments.grades / "canvas.csv"
+    out.write_text(export.text, encoding="utf-8")
+    print(f"Canvas gradebook import: {out} ({len(roster) - len(export.not_graded)} grades)")
+    if export.not_in_roster:
+        print(f"Graded but in no roster row (not exported): {', '.join(export.not_in_roster)}")
+    if export.not_graded:
+        print(f"In the roster but not graded (left empty): {', '.join(export.not_graded)}")
+    return 1 if export.not_in_roster else 0
+
+
+def shard_of(text: str) -> Any:
+    """--shard K/N as a Shard."""
+    from .grading.shards import Shard
+
+    try:
+        return Shard.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def command_verify(arguments: argparse.Namespace) -> int:
@@ -98,6 +154,28 @@ def command_verify(arguments: argparse.Namespace) -> int:
     failed = [gate.name for gate in verdicts if not gate.passed]
     print("verify: every gate passed" if not failed else f"verify: FAILED: {', '.join(failed)}")
     return 1 if failed else 0
+
+
+def command_report(arguments: argparse.Namespace) -> int:
+    import importlib.util
+
+    from .class_report import write_class_report
+    from .grading.batch import CLASS_REPORT, UnrecordedResults
+
+    grades = arguments.grades.resolve()
+    if not grades.is_dir():
+        raise SystemExit(f"tenxor-instructor report: {grades} is not a folder")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise SystemExit(
+            "tenxor-instructor report: the class report draws with matplotlib: "
+            "pip install 'tenxor[report]'"
+        )
+    try:
+        out = write_class_report(grades, arguments.out or grades / CLASS_REPORT)
+    except UnrecordedResults as error:
+        raise SystemExit(f"tenxor-instructor report: {error}") from None
+    print(f"Class report: {out}")
+    return 0
 
 
 def command_autograder(arguments: argparse.Namespace) -> int:
@@ -127,6 +205,11 @@ def parser() -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="write the student release into a folder")
     release.add_argument("folder", type=Path, help="where to write it (must not exist yet)")
     release.add_argument("--replace", action="store_true", help="replace an existing release")
+    release.add_argument(
+        "--solutions",
+        action="store_true",
+        help="write the solutions release instead: every solution filled in (after the deadline)",
+    )
     course_option(release)
     release.set_defaults(run=command_release)
 
@@ -137,7 +220,8 @@ def parser() -> argparse.ArgumentParser:
             "Grade submissions with the course's public and hidden tests. Only the exercise "
             "modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a submission, "
             "found at their place, in a tenxor/ folder at any depth, or loose at its top. "
-            "Writes a Gradescope results.json per student and a gradebook.csv into --out. "
+            "Writes a Gradescope results.json and a report.html (the student's page) per student "
+            "and a gradebook.csv into --out. "
             "A batch that is interrupted resumes where it stopped when run again."
         ),
     )
@@ -184,8 +268,52 @@ def parser() -> argparse.ArgumentParser:
         default="100",
         help="examples each property test tries, the same on every run (default 100)",
     )
+    grade.add_argument(
+        "--credit",
+        choices=list(Credit),
+        default=DEFAULT_CREDIT.value,
+        help="partial credit of an exercise: each test case counts once (cases), each test "
+        "function counts once and only when all its cases pass (functions), or the points "
+        f"only when every test passes (all-or-nothing); default {DEFAULT_CREDIT}",
+    )
+    grade.add_argument(
+        "--regrade",
+        action="store_true",
+        help="grade every student again (otherwise only those whose submission, the tests, the "
+        "reference or the settings changed since their last grading)",
+    )
+    grade.add_argument(
+        "--shard",
+        type=shard_of,
+        metavar="K/N",
+        help="grade only the K-th of N deterministic shares of the batch (join them with merge)",
+    )
     course_option(grade)
     grade.set_defaults(run=command_grade)
+
+    merge = commands.add_parser(
+        "merge", help="join the output folders of a batch graded in shards into one"
+    )
+    merge.add_argument("out", type=Path, help="the folder to write (new or empty)")
+    merge.add_argument("shards", type=Path, nargs="+", metavar="SHARD", help="shard outputs")
+    merge.set_defaults(run=command_merge)
+
+    export = commands.add_parser("export", help="write the grades as Canvas imports them")
+    export.add_argument("grades", type=Path, help="a grading output folder")
+    export.add_argument(
+        "--canvas",
+        type=Path,
+        required=True,
+        metavar="ROSTER.csv",
+        help="Canvas's gradebook export, whose rows the students are matched to",
+    )
+    export.add_argument("--out", type=Path, help="default: GRADES/canvas.csv")
+    export.add_argument(
+        "--assignment",
+        default="tenxor",
+        help='the grade column: a new assignment, or an existing one as "Name (id)"',
+    )
+    export.set_defaults(run=command_export)
 
     verify = commands.add_parser("verify", help="run the gates that prove every exercise is graded")
     verify.add_argument(
@@ -204,6 +332,21 @@ def parser() -> argparse.ArgumentParser:
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)
+    report = commands.add_parser(
+        "report",
+        help="write the class report: plots of scores, exercises and failing tests",
+        description=(
+            "Read every GRADES/<student>/results.json and write one self-contained HTML page "
+            "(plots drawn with matplotlib, inlined as SVG): the distribution of scores, each "
+            "exercise's mean score and share of students done, the tests that fail most with "
+            "their most common reasons (hidden tests included) and the exercises started but "
+            "not finished. Needs the report extra: pip install 'tenxor[report]'."
+        ),
+    )
+    report.add_argument("grades", type=Path, help="a grading output folder")
+    report.add_argument("--out", type=Path, help="default: GRADES/class-report.html")
+    report.set_defaults(run=command_report)
+
     autograder = commands.add_parser(
         "autograder",
         help="write Gradescope's autograder.zip",

@@ -8,6 +8,11 @@ check cells (a verdict stored before the learner has written anything would be a
 Markdown files leave out their instructor-only sections, and Python scripts such as course.py
 their instructor-only blocks, so that the release speaks only of what a learner runs. The same
 source tree always gives the same release, byte for byte.
+
+The solutions release, for after the deadline, is the same tree with every solution region
+filled in instead: the reference code kept without its marker lines, as a learner's finished
+file reads. Its check cells ship empty too (running them says "done"); predict-then-run cells
+keep their answers.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ INSTRUCTOR_ONLY = (
     ".ci",
     "benchmarks/check_latency.py",  # times check() on a release it writes
     "benchmarks/grading_time.py",  # times the grader
+    "benchmarks/partial_credit.py",  # scores wrong answers with the hidden tests
 )
 # Left out of the trees that grading and verify build to run tests in.
 NOT_NEEDED_FOR_TESTS = (
@@ -93,6 +99,18 @@ def stubbed_source(path: Path, stubbed: Collection[str] | None = None) -> str:
     return "".join(lines)
 
 
+def solved_source(path: Path) -> str:
+    """The text of `path` with every solution region filled in: the reference code kept, its
+    `# BEGIN SOLUTION` and `# END SOLUTION` lines left out.
+
+    Raises RegionError naming file and line for unbalanced, nested or unknown markers.
+    """
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for region in reversed(find_regions(path, set(BY_ID))):
+        del lines[region.end - 1], lines[region.begin - 1]
+    return "".join(lines)
+
+
 def probed_source(path: Path) -> str:
     """The text of `path` with a probe line at the top of every solution region."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -118,13 +136,13 @@ def hides_output(cell: dict) -> bool:
     return PREDICT_TAG in cell.get("metadata", {}).get("tags", []) or is_check_cell(cell)
 
 
-def released_notebook(path: Path) -> str:
-    """The text of the notebook at `path` with the outputs and execution counts of its
-    predict-then-run cells and check cells removed: a learner predicts before seeing the
-    answer, and runs check() before reading a verdict."""
+def released_notebook(path: Path, hides: Callable[[dict], bool] = hides_output) -> str:
+    """The text of the notebook at `path` with the outputs and execution counts of the cells
+    `hides` names removed (default: predict-then-run cells and check cells: a learner predicts
+    before seeing the answer, and runs check() before reading a verdict)."""
     document = json.loads(path.read_text(encoding="utf-8"))
     for cell in document["cells"]:
-        if hides_output(cell):
+        if hides(cell):
             cell["outputs"], cell["execution_count"] = [], None
     return json.dumps(document, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
@@ -171,13 +189,16 @@ def has_line(text: str, start: str) -> bool:
     return any(line.strip().startswith(start) for line in text.splitlines())
 
 
-def released_document(relative: Path, source: Path) -> str | None:
-    """The text the release writes for a notebook (answers of predict-then-run cells and
-    reports of check cells left out), a Markdown file (instructor sections left out), a
-    Python script (instructor blocks left out) or pyproject.toml (instructor lines left out);
-    None for any other file, and for a file with nothing to leave out."""
+def released_document(
+    relative: Path, source: Path, hides: Callable[[dict], bool] = hides_output
+) -> str | None:
+    """The text the release writes for a notebook (outputs of the cells `hides` names left
+    out; default: answers of predict-then-run cells and reports of check cells), a Markdown
+    file (instructor sections left out), a Python script (instructor blocks left out) or
+    pyproject.toml (instructor lines left out); None for any other file, and for a file with
+    nothing to leave out."""
     if relative.suffix == ".ipynb":
-        return released_notebook(source)
+        return released_notebook(source, hides)
     if relative.suffix == ".md":
         text = source.read_text(encoding="utf-8")
         if has_line(text, INSTRUCTOR_BEGIN):
@@ -251,12 +272,40 @@ def write_tree(
     return written
 
 
+def solutions_document(relative: Path, source: Path) -> str | None:
+    """The text the solutions release writes for a file, as the release does (see
+    released_document), but for predict-then-run cells, which keep their answers."""
+    return released_document(relative, source, hides=is_check_cell)
+
+
 def write_release(root: Path, destination: Path, replace: bool = False) -> list[Path]:
     """Write the student release of the course at `root` into `destination`.
 
     Refuses to write into an existing folder unless `replace` is true, in which case the
     folder is emptied first. Returns the files written, relative to `destination`.
     """
+    return write_learners_tree(root, destination, replace, stubbed_source, released_document)
+
+
+def write_solutions(root: Path, destination: Path, replace: bool = False) -> list[Path]:
+    """Write the solutions release of the course at `root` into `destination`: the student
+    release with every solution region filled in, and predict-then-run cells with their
+    answers. Refuses an existing folder, and `replace`s one, as write_release does."""
+    return write_learners_tree(root, destination, replace, solved_source, solutions_document)
+
+
+def write_learners_tree(
+    root: Path,
+    destination: Path,
+    replace: bool,
+    rewrite: Callable[[Path], str],
+    documents: Callable[[Path, Path], str | None],
+) -> list[Path]:
+    """Write a tree for learners (a release) of the course at `root` into `destination`:
+    instructor files left behind, the package's modules through `rewrite`, other files
+    through `documents` (see write_tree). Refuses an existing folder unless `replace` is
+    true; leaves nothing behind when a marker or an instructor section is wrong. The files
+    written, relative to `destination`."""
     destination = Path(destination)
     if destination.exists():
         if not replace:
@@ -267,9 +316,7 @@ def write_release(root: Path, destination: Path, replace: bool = False) -> list[
             raise ValueError(f"{destination} is the course itself (or holds it), not a release")
         shutil.rmtree(destination)
     try:
-        return write_tree(
-            Path(root), destination, LOCAL_ONLY + INSTRUCTOR_ONLY, documents=released_document
-        )
+        return write_tree(Path(root), destination, LOCAL_ONLY + INSTRUCTOR_ONLY, rewrite, documents)
     except (RegionError, SectionError):
         shutil.rmtree(destination, ignore_errors=True)
         raise

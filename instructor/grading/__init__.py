@@ -12,26 +12,31 @@ the instructor's tree: a test that is missing, crashed or never ran scores 0.
 
 In layers, each importing only those above it:
 
+    credit      the partial-credit rules (cases, functions, all-or-nothing) as pure scoring
     intake      the exercise modules taken from a submission, and what became of its files
     bench       the sandbox mode, the judge's tree and the folders a worker must not see
     judge_run   the judge run on one submission, and its report log read as data
     gradescope  the results.json of one submission: entries, summary, protections, limits
+    student_report  a student's report.html, from their results alone
     batch       a batch of students: resume, results files, gradebook, progress
 """
 
 from .batch import EXAMPLES, grade_batch, students_in
 from .bench import GRADING_LIMITS, JUDGE_TREE_EXCLUDED, namespaces_allowed
+from .credit import DEFAULT_CREDIT, Credit
 from .gradescope import results_json
 from .intake import EXERCISE_MODULES, Assembly
 from .judge_run import JUDGE_SETTINGS, grading_options, read_report_log
 
 __all__ = [
+    "DEFAULT_CREDIT",
     "EXAMPLES",
     "EXERCISE_MODULES",
     "GRADING_LIMITS",
     "JUDGE_SETTINGS",
     "JUDGE_TREE_EXCLUDED",
     "Assembly",
+    "Credit",
     "grade_batch",
     "grading_options",
     "namespaces_allowed",

@@ -4,15 +4,16 @@ output/gradebook.csv, with a progress bar, resuming where an interrupted batch s
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import os
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,21 @@ from instructor.protections import SandboxMode, protections_in_brief
 from tenxor.course.catalog import BY_ID, CATALOG
 
 from .bench import GRADING_LIMITS, Bench, bench_for
+from .credit import DEFAULT_CREDIT, Credit
+from .fingerprints import Fingerprint, course_fingerprint, text_digest
 from .gradescope import results_json
 from .intake import assemble, submission_digest
 from .judge_run import reference_tests, run_judge, set_aside_broken
+from .shards import Shard
+from .student_report import report_html
 
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
 RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
 GRADEBOOK = "gradebook.csv"
 RESULTS = "results.json"
-OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD})
+REPORT = "report.html"  # the student's own page, beside their results.json
+CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
+OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, REPORT, CLASS_REPORT})
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -43,22 +50,39 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def gradebook_csv(rows: dict[str, dict[str, Any]], selection: list[str]) -> str:
     """The gradebook: one row per student, one column per exercise, total and max."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *selection, "total", "max"])
+    writer.writerow(["student", *selection, "total", "max", "graded_at", "fingerprint"])
     for student in sorted(rows):
         results = rows[student]
-        scores = results["extra_data"]["exercises"]
-        cells = [f"{scores.get(exercise_id, 0):g}" for exercise_id in selection]
-        max_score = results["extra_data"]["max_score"]
-        writer.writerow([student, *cells, f"{results['score']:g}", max_score])
+        extra = results["extra_data"]
+        cells = [f"{extra['exercises'].get(exercise_id, 0):g}" for exercise_id in selection]
+        graded = [extra.get("graded_at", ""), extra.get("fingerprint", {}).get("short", "")]
+        writer.writerow([student, *cells, f"{results['score']:g}", extra["max_score"], *graded])
     return buffer.getvalue()
+
+
+class UnrecordedResults(ValueError):
+    """An output folder whose results grading did not record writing."""
+
+
+def recorded_results(output: Path) -> dict[str, dict[str, Any]]:
+    """The results of each student of a batch's output folder, as grading recorded writing
+    them; UnrecordedResults if the record is missing or a results file differs from it."""
+    try:
+        record = json.loads((output / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UnrecordedResults(f"{output} holds no grading record ({RECORD}): {error}") from None
+    found = {}
+    for student, digest in sorted(record.items()):
+        path = output / student / RESULTS
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if text_digest(text) != digest:
+            raise UnrecordedResults(f"{path} is not the results file grading wrote for {student}")
+        found[student] = json.loads(text)
+    return found
 
 
 class ProgressBar:
@@ -92,8 +116,11 @@ def students_in(folder: Path) -> dict[str, Path]:
     }
 
 
-def grade_submission(bench: Bench, folder: Path, expected: dict[str, str]) -> dict[str, Any]:
-    """Grade one submission folder against the `expected` tests; its Gradescope results."""
+def grade_submission(
+    bench: Bench, folder: Path, expected: dict[str, str], credit: Credit = DEFAULT_CREDIT
+) -> dict[str, Any]:
+    """Grade one submission folder against the `expected` tests, partial credit by the
+    `credit` rule; its Gradescope results."""
     started, slot = time.monotonic(), bench.slots.get()
     try:
         with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
@@ -105,7 +132,7 @@ def grade_submission(bench: Bench, folder: Path, expected: dict[str, str]) -> di
     finally:
         bench.slots.put(slot)
     seconds = time.monotonic() - started
-    results = results_json(expected, run, assembly, bench.limits, bench.mode, seconds)
+    results = results_json(expected, run, assembly, bench.limits, bench.mode, seconds, credit)
     results["extra_data"]["submission"] = submission_digest(folder)
     return results
 
@@ -120,10 +147,15 @@ class Batch:
         output: Path,
         single: bool = False,
         report: Callable[[str], None] | None = None,
+        course: dict[str, str] | None = None,
+        regrade: bool = False,
     ) -> None:
         """`single`: one submission, whose results go to output/results.json (as Gradescope
-        expects); `report` is told what the instructor should know."""
+        expects); `report` is told what the instructor should know; `course`: the parts of
+        the fingerprint that come from the course and the settings (course_fingerprint);
+        `regrade`: grade every student again, whatever changed."""
         self.output, self.single, self.report = output, single, report or (lambda line: None)
+        self.course, self.regrade = course or {}, regrade
         self.submissions = self.accepted(submissions)
         self.record = self.read_record()
         self.rows: dict[str, dict[str, Any]] = {}  # student -> the results written
@@ -159,16 +191,21 @@ class Batch:
         """Take the results already written for the same submitted modules and the same
         exercises, exactly as grading recorded writing them; the submissions still to grade."""
         self.graded = sorted(set(expected.values()), key=list(BY_ID).index)
-        pending = {}
+        pending, changes = {}, Counter()
         for student, folder in self.submissions.items():
             results = self.earlier_results(student)
-            if results is not None and self.still_holds(results, folder):
+            changed = self.changed_since(results, folder) if results is not None else []
+            if results is not None and not changed and not self.regrade:
                 self.rows[student] = results
             else:
                 pending[student] = folder
-        if self.rows:
+                changes.update(changed if results is not None else ["never graded"])
+        if self.rows or changes:
+            why = ", ".join(f"{count} {part}" for part, count in sorted(changes.items()))
             self.report(
-                f"{len(self.rows)} students already graded; grading the other {len(pending)}."
+                f"{len(self.rows)} students graded before and unchanged; grading {len(pending)}"
+                + (f" ({why})" if why and not self.regrade else " (--regrade)" if pending else "")
+                + "."
             )
         return pending
 
@@ -180,19 +217,36 @@ class Batch:
             return None
         return json.loads(text)
 
-    def still_holds(self, results: dict[str, Any], folder: Path) -> bool:
-        """Whether earlier results are of the same submitted modules and exercises."""
+    def fingerprint(self, folder: Path) -> Fingerprint:
+        """What grading the submission in `folder` now depends on."""
+        return Fingerprint(submission=submission_digest(folder), **self.course)
+
+    def changed_since(self, results: dict[str, Any], folder: Path) -> list[str]:
+        """What changed since earlier results were graded: the parts of the fingerprint that
+        differ ("submission", "tests", "reference", "settings") and "exercises" when another
+        selection was graded; [] when they still hold."""
         extra = results.get("extra_data", {})
-        same = extra.get("submission") == submission_digest(folder)
-        return same and sorted(extra["exercises"]) == sorted(self.graded)
+        changed = self.fingerprint(folder).changed_since(extra.get("fingerprint"))
+        if sorted(extra.get("exercises", ())) != sorted(self.graded):
+            changed.append("exercises")
+        return changed
+
+    def stamp(self, results: dict[str, Any], folder: Path) -> None:
+        """Mark results with when they were graded and against which fingerprint."""
+        fingerprint = self.fingerprint(folder)
+        results["extra_data"]["fingerprint"] = {**asdict(fingerprint), "short": fingerprint.short}
+        results["extra_data"]["graded_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
     def keep(self, student: str, results: dict[str, Any]) -> None:
-        """Write a student's results, and the gradebook so far; the record first, so that a
-        results file it lacks is graded again."""
+        """Write a student's results and report.html, and the gradebook so far; the record
+        first and the results last, so that a student whose writing was cut short is graded
+        again."""
         text = json.dumps(results, indent=1)
         self.record[student] = text_digest(text)
         write_atomically(self.output / RECORD, json.dumps(self.record, indent=1))
-        write_atomically(self.results_path(student), text)
+        path = self.results_path(student)
+        write_atomically(path.with_name(REPORT), report_html(results, student))
+        write_atomically(path, text)
         self.rows[student] = results
         self.write_gradebook()
 
@@ -201,18 +255,25 @@ class Batch:
         write_atomically(gradebook, gradebook_csv(self.rows, self.graded))
         return gradebook
 
-    def grade(self, bench: Bench, expected: dict[str, str], jobs: int) -> None:
+    def grade(
+        self,
+        bench: Bench,
+        expected: dict[str, str],
+        jobs: int,
+        credit: Credit = DEFAULT_CREDIT,
+    ) -> None:
         """Grade every student not graded yet against the `expected` tests, `jobs` at a
-        time, with a progress bar."""
+        time, partial credit by the `credit` rule, with a progress bar."""
         pending = self.resume(expected)
         bar = ProgressBar(len(pending))
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {
-                pool.submit(grade_submission, bench, folder, expected): student
+                pool.submit(grade_submission, bench, folder, expected, credit): student
                 for student, folder in pending.items()
             }
             for future in as_completed(futures):
                 student, results = futures[future], future.result()
+                self.stamp(results, pending[student])
                 self.keep(student, results)
                 bar.step(f"{student}: {results['score']:g}/{results['extra_data']['max_score']}")
 
@@ -228,6 +289,9 @@ def grade_batch(
     single: bool = False,
     sandbox: SandboxMode | None = None,
     profile: str = "ci",
+    regrade: bool = False,
+    shard: Shard | None = None,
+    credit: Credit | str = DEFAULT_CREDIT,
 ) -> Path:
     """Grade every submission into output/<student>/results.json (output/results.json for a
     `single` submission, as Gradescope expects) and output/gradebook.csv.
@@ -235,16 +299,26 @@ def grade_batch(
     `sandbox` is the mode to confine submitted code in (None: the strongest this machine
     allows). `profile` is the tests' hypothesis profile (EXAMPLES): "ci" (100 examples a
     property), "ci-quick" (10) or "ci-thorough" (1000), each the same examples on every run.
-    A student whose results.json already exists for the same submitted modules, as grading
-    recorded writing it, is not graded again, so an interrupted batch resumes where it
-    stopped. A student folder named like a file of the output is refused (`report` says
-    so). Returns the gradebook's path.
+    `credit` is the partial-credit rule (instructor.grading.credit: "cases", "functions",
+    "all-or-nothing"; DEFAULT_CREDIT when not given).
+    A student whose results.json grading recorded writing is graded again only when their
+    submission, the course's tests, its reference or the settings changed since (their
+    fingerprint), or when `regrade` is set; so an interrupted batch resumes where it stopped,
+    and a batch run again after a fix grades again exactly whom the fix concerns. `shard`
+    grades only its share of the students (see instructor.grading.shards). A student folder
+    named like a file of the output is refused (`report` says so). Returns the gradebook's
+    path.
     """
-    batch = Batch(submissions, output, single, report)
+    if shard is not None:
+        submissions = shard.share(submissions)
+    credit = Credit(credit)
+    settings = {"profile": profile, "limits": asdict(limits), "credit": credit.value}
+    course_parts = course_fingerprint(course, settings)
+    batch = Batch(submissions, output, single, report, course_parts, regrade)
     selection = selection or [item.id for item in CATALOG]
     with ThreadPoolExecutor(max_workers=1) as collector:
         collecting = collector.submit(reference_tests, course, selection)
         with bench_for(course, batch.seen(), limits, jobs, sandbox, profile) as bench:
             batch.report(protections_in_brief(bench.mode))  # set up while tests are collected
-            batch.grade(bench, collecting.result(), jobs)
+            batch.grade(bench, collecting.result(), jobs, credit)
     return batch.write_gradebook()

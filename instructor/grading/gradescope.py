@@ -14,9 +14,11 @@ from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run, short_name
 from tenxor.course.failure import Failure
 
+from .credit import DEFAULT_CREDIT, Credit, part_scores, scored_in_words
 from .intake import Assembly
 
 ENTRY_OUTPUT_CHARS = 3000
+OUTCOME_FIELD_CHARS = 1000  # a text field of a failure record in extra_data["outcomes"]
 
 
 def reason(result: Result | None) -> str:
@@ -39,11 +41,14 @@ def entry_output(
     failed: list[tuple[str, str]],
     problem: str | None,
     explained: list[tuple[str, Failure]] = (),
+    scored: str = "",
 ) -> str:
-    """The text of one Gradescope test entry: counts, module problem, the first failure's
-    record in full (the call, what came back, what was expected), then the failing tests."""
+    """The text of one Gradescope test entry: counts, how the credit rule `scored` them,
+    module problem, the first failure's record in full (the call, what came back, what was
+    expected), then the failing tests."""
     lines = [problem + "; its exercises score 0."] if problem else []
     lines.append(f"{passed} of {passed + len(failed)} tests passed.")
+    lines += [scored] if scored else []
     for name, record in explained[:1]:
         lines += [f"First failure, {name}:", *(f"  {line}" for line in record_in_words(record))]
         lines.append("")
@@ -55,41 +60,56 @@ def entry_output(
 
 
 def exercise_entries(
-    item: Exercise, tests: list[str], run: Run, assembly: Assembly
+    item: Exercise,
+    tests: list[str],
+    run: Run,
+    assembly: Assembly,
+    credit: Credit = DEFAULT_CREDIT,
 ) -> list[dict[str, Any]]:
     """The Gradescope test entries of one exercise: its public tests and its hidden tests,
-    each test worth an equal share of the exercise's points."""
-    entries, share = [], item.points / len(tests)
-    problem = assembly.problem_of(item.path)
-    for hidden in (False, True):
-        part = [test for test in tests if (test.split("::")[0] in hidden_tests()) == hidden]
+    scored by the `credit` rule; their scores add up to what the exercise earns."""
+    entries, problem = [], assembly.problem_of(item.path)
+    parts = [
+        [test for test in tests if (test.split("::")[0] in hidden_tests()) == hidden]
+        for hidden in (False, True)
+    ]
+    outcomes = [{test: is_pass(run.results.get(test)) for test in part} for part in parts]
+    scores = part_scores(credit, item.points, outcomes)
+    every_test_passed = all(all(part.values()) for part in outcomes)
+    for hidden, part, passes, (score, maximum) in zip((False, True), parts, outcomes, scores):
         if not part:
             continue
         results = [run.results.get(test) for test in part]
-        passed = sum(1 for result in results if result is not None and result.passed)
+        passed = sum(passes.values())
         failed = [
             (short_name(test), reason(result))
             for test, result in zip(part, results)
-            if result is None or not result.passed
+            if not is_pass(result)
         ]
         records = [
             (short_name(test), r.failure)
             for test, r in zip(part, results)
             if r is not None and not r.passed and r.failure and not r.failure.unfinished
         ]
+        scored = scored_in_words(credit, passes, every_test_passed)
         entries.append(
             {
                 "name": f"{item.id} {item.title} ({'hidden' if hidden else 'public'} tests)",
                 "number": item.id,
-                "score": round(share * passed, 4),
-                "max_score": round(share * len(part), 4),
+                "score": round(score, 4),
+                "max_score": round(maximum, 4),
                 "status": "passed" if not failed else "failed",
-                "output": entry_output(passed, failed, problem, records[:1]),
+                "output": entry_output(passed, failed, problem, records[:1], scored),
                 "visibility": "after_published" if hidden else "visible",
                 "tags": [f"chapter {item.id.split('.')[0]}"],
             }
         )
     return entries
+
+
+def is_pass(result: Result | None) -> bool:
+    """Whether a test's result is a pass (a test without a result never ran)."""
+    return result is not None and result.passed
 
 
 def tool_versions() -> dict[str, str]:
@@ -134,6 +154,45 @@ def summary_output(assembly: Assembly, run: Run, limits: SandboxLimits, mode: Sa
     return "\n".join(lines)
 
 
+def capped(record: Failure, limit: int = OUTCOME_FIELD_CHARS) -> dict[str, Any]:
+    """A failure record as JSON-ready data, each text field cut to `limit` characters."""
+    return {
+        key: value[:limit] + " ..." if isinstance(value, str) and len(value) > limit else value
+        for key, value in record.to_dict().items()
+    }
+
+
+def outcomes_of(expected: dict[str, str], run: Run) -> dict[str, dict[str, Any]]:
+    """Per expected test: its exercise, whether it passed, whether it is hidden, why it did
+    not pass in one line, and either the exercise whose stub it ran into or, for a public
+    test, the failure record (the class report and each student's report.html read these)."""
+    hidden_files = set(hidden_tests())
+    found = {}
+    for test, exercise_id in expected.items():
+        result = run.results.get(test)
+        passed = result is not None and result.passed
+        outcome = {
+            "exercise": exercise_id,
+            "passed": passed,
+            "hidden": test.split("::")[0] in hidden_files,
+            "reason": "" if passed else reason(result),
+        }
+        if not passed and result is not None and result.unfinished:
+            outcome["unfinished"] = result.unfinished
+        elif not passed and not outcome["hidden"] and result is not None and result.failure:
+            outcome["failure"] = capped(result.failure)
+        found[test] = outcome
+    return found
+
+
+def module_problems(exercise_ids: list[str], assembly: Assembly) -> dict[str, str]:
+    """Per exercise whose module was not graded (missing, broken), why not."""
+    problems = {
+        exercise_id: assembly.problem_of(BY_ID[exercise_id].path) for exercise_id in exercise_ids
+    }
+    return {exercise_id: why for exercise_id, why in problems.items() if why}
+
+
 def results_json(
     expected: dict[str, str],
     run: Run,
@@ -141,20 +200,23 @@ def results_json(
     limits: SandboxLimits,
     mode: SandboxMode,
     seconds: float,
+    credit: Credit = DEFAULT_CREDIT,
 ) -> dict[str, Any]:
-    """The Gradescope results of one submission, scored against the `expected` tests."""
+    """The Gradescope results of one submission, scored against the `expected` tests by the
+    `credit` rule."""
     tests, per_exercise = [], {}
     for item in CATALOG:
         mine = [test for test, owner in expected.items() if owner == item.id]
         if mine:
-            entries = exercise_entries(item, mine, run, assembly)
+            entries = exercise_entries(item, mine, run, assembly, credit)
             tests += entries
             per_exercise[item.id] = round(sum(entry["score"] for entry in entries), 4)
     max_score = sum(BY_ID[exercise_id].points for exercise_id in per_exercise)
     return {
         "score": round(sum(per_exercise.values()), 2),
         "execution_time": round(seconds, 2),
-        "output": summary_output(assembly, run, limits, mode),
+        "output": summary_output(assembly, run, limits, mode)
+        + f"\nPartial credit ({credit}): {credit.rule}.",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": tests,
@@ -165,5 +227,10 @@ def results_json(
             "taken": assembly.taken,
             "ignored_files": len(assembly.ignored),
             "sandbox": mode.value,
+            "credit": credit.value,
+            "outcomes": outcomes_of(
+                {test: owner for test, owner in expected.items() if owner in per_exercise}, run
+            ),
+            "problems": module_problems(list(per_exercise), assembly),
         },
     }

@@ -3,7 +3,9 @@ results follow Gradescope's format, and a killed batch resumes without regrading
 
 from __future__ import annotations
 
+import base64
 import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -11,7 +13,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from instructor.class_report import write_class_report
 from instructor.grading import (
+    DEFAULT_CREDIT,
     JUDGE_SETTINGS,
     Assembly,
     grade_batch,
@@ -25,6 +29,8 @@ from instructor.protections import PROTECTIONS, SandboxMode, WorkerSettings
 from instructor.sandbox_worker import STEPS
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import Result, Run, run_tests
+from tests.tooling.browser import DevTools, ink
+from tests.tooling.pages import page_text
 from tests.tooling.submissions import (
     CHAPTER_1,
     FIXTURES,
@@ -101,7 +107,10 @@ def results_of(graded: Path, student: str) -> dict:
 
 def plain_pytest_scores(fixture: Fixture, folder: Path) -> dict[str, float]:
     """The chapter-1 points plain pytest gives a submission: its modules in a copy of the
-    course, the public and hidden tests run there as pytest runs them."""
+    course, the public and hidden tests run there as pytest runs them, scored by the default
+    credit rule, counted here: each test function (its node id before any "[") is worth an
+    equal share of its exercise's points, and earns it only when all its cases pass."""
+    assert DEFAULT_CREDIT == "functions", "count these scores by the new default rule"
     tree = copy_of_reference(folder / "course")
     submission = fixture.build(folder / "submission")
     for module in MODULES:
@@ -111,9 +120,13 @@ def plain_pytest_scores(fixture: Fixture, folder: Path) -> dict[str, float]:
     run = run_tests(tree, options, profile=EXAMPLES, settings=JUDGE_SETTINGS)
     scores = {}
     for exercise_id in CHAPTER_1:
-        mine = [result for result in run.results.values() if result.exercise == exercise_id]
-        passed = sum(result.passed for result in mine)
-        scores[exercise_id] = BY_ID[exercise_id].points * passed / len(mine)
+        functions: dict[str, bool] = {}
+        for result in run.results.values():
+            if result.exercise == exercise_id:
+                name = result.test.split("[")[0]
+                functions[name] = functions.get(name, True) and result.passed
+        passed = sum(functions.values())
+        scores[exercise_id] = BY_ID[exercise_id].points * passed / len(functions)
     return scores
 
 
@@ -157,11 +170,13 @@ def test_the_schema_rejects_what_gradescope_would(graded: Path):
 def test_the_gradebook_has_one_row_per_student_matching_their_results(graded: Path):
     rows = list(csv.DictReader((graded / "gradebook.csv").open()))
     assert [row["student"] for row in rows] == sorted(fixture.name for fixture in BATCH)
-    assert list(rows[0]) == ["student", *CHAPTER_1, "total", "max"]
+    assert list(rows[0]) == ["student", *CHAPTER_1, "total", "max", "graded_at", "fingerprint"]
     for row in rows:
         results = json.loads((graded / row["student"] / "results.json").read_text())
         assert float(row["total"]) == pytest.approx(results["score"])
         assert int(row["max"]) == expected_score(set(CHAPTER_1))
+        assert row["graded_at"] == results["extra_data"]["graded_at"]
+        assert row["fingerprint"] == results["extra_data"]["fingerprint"]["short"]
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
@@ -181,8 +196,8 @@ def test_nothing_the_worker_names_runs_in_the_judge(batch):
     assert results_of(output, "answers-with-function-tags")["score"] == 0
 
 
-@pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
-def test_no_student_sees_a_line_of_a_hidden_test(graded: Path):
+def hidden_lines() -> set[str]:
+    """Every line of the hidden tests long enough to be told apart (20 characters or more)."""
     hidden = {
         line.strip()
         for path in (ROOT / "tests" / "hidden").glob("*.py")
@@ -190,10 +205,102 @@ def test_no_student_sees_a_line_of_a_hidden_test(graded: Path):
         if len(line.strip()) >= 20
     }
     assert len(hidden) > 100
+    return hidden
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")
+def test_no_student_sees_a_line_of_a_hidden_test(graded: Path):
+    hidden = hidden_lines()
     for fixture in BATCH:
         said = everything_said(results_of(graded, fixture.name))
         quoted = [line for line in hidden if line in said]
         assert not quoted, (fixture.name, quoted[:3])
+
+
+def number(value: float) -> str:
+    """A score as results.json holds it, to four decimals at most: 2.5, 5, 0.0282."""
+    return f"{value:.4f}".rstrip("0").rstrip(".")
+
+
+def test_every_student_has_a_report_with_their_scores_and_no_hidden_test(graded: Path):
+    """report.html says the total and each exercise's score as results.json does, and of a
+    hidden test never a line of its source nor what it found (unless a public test found
+    the same)."""
+    hidden = hidden_lines()
+    for fixture in BATCH:
+        results = results_of(graded, fixture.name)
+        text = page_text((graded / fixture.name / "report.html").read_text(encoding="utf-8"))
+        extra = results["extra_data"]
+        assert f"{number(results['score'])} of {extra['max_score']} points" in text, fixture.name
+        for exercise_id, score in extra["exercises"].items():
+            item = BY_ID[exercise_id]
+            assert f"{exercise_id} {item.title} {number(score)} of {item.points}" in text
+        assert not [line for line in hidden if line in text], fixture.name
+        outcomes = extra["outcomes"].values()
+        public = json.dumps([o for o in outcomes if not o["hidden"]])
+        found = {o["reason"] for o in outcomes if o["hidden"] and not o["passed"]}
+        shown = [why for why in found if len(why) >= 20 and why not in public and why in text]
+        assert not shown, (fixture.name, shown[:3])
+
+
+def whole_page(browser: DevTools):
+    """A PIL image of the whole page open in `browser`, beyond the window too."""
+    from PIL import Image
+
+    size = browser.call("Page.getLayoutMetrics")["cssContentSize"]
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 8000)}
+    shot = browser.call(
+        "Page.captureScreenshot", format="png", clip={**clip, "scale": 1},
+        captureBeyondViewport=True,
+    )  # fmt: skip
+    return Image.open(io.BytesIO(base64.b64decode(shot["data"])))
+
+
+def shown_in_chromium(browser: DevTools, page: Path, name: str) -> tuple[str, list]:
+    """Open `page`, keep a screenshot of it (in $TENXOR_SCREENSHOTS, when set) after making
+    sure it is not blank; the text the page shows, and a picture of each of its plots."""
+    browser.call("Page.navigate", url=page.as_uri())
+    loaded = f"location.href === {json.dumps(page.as_uri())} && document.readyState === 'complete'"
+    assert browser.wait_for(loaded, seconds=60), f"{name} did not load"
+    image = whole_page(browser)
+    if os.environ.get("TENXOR_SCREENSHOTS"):
+        folder = Path(os.environ["TENXOR_SCREENSHOTS"])
+        folder.mkdir(parents=True, exist_ok=True)
+        image.save(folder / f"{name}.png")
+    share, colours = ink(image)
+    assert share > 0.02 and colours > 16, f"{name} looks blank in Chromium"
+    boxes = browser.evaluate(
+        "[...document.querySelectorAll('svg')].map(e => e.getBoundingClientRect())"
+        ".map(r => [r.left + scrollX, r.top + scrollY, r.right + scrollX, r.bottom + scrollY])"
+    )
+    plots = [image.crop(tuple(round(side) for side in box)) for box in boxes]
+    return " ".join(browser.evaluate("document.body.innerText").split()), plots
+
+
+def test_a_student_report_and_the_class_report_render_in_chromium(graded: Path, tmp_path: Path):
+    """Both pages show their totals, and every plot of the class report is drawn. With
+    TENXOR_SCREENSHOTS=FOLDER, the screenshots are kept there (student-report.png,
+    class-report.png) for a person to look at."""
+    page = write_class_report(graded, tmp_path / "class-report.html")
+    rows = {fixture.name: results_of(graded, fixture.name) for fixture in BATCH}
+    most = expected_score(set(CHAPTER_1))
+    browser = DevTools(tmp_path / "profile", width=1280, height=1000)
+    try:
+        mine = rows["wrong-byte-strides"]
+        text, _ = shown_in_chromium(browser, graded / "wrong-byte-strides" / "report.html",
+                                    "student-report")  # fmt: skip
+        assert f"{number(mine['score'])} of {most} points" in text
+        assert "First failure" in text and "expected" in text
+        text, plots = shown_in_chromium(browser, page, "class-report")
+        assert f"{len(rows)} students graded" in text
+        missing = [s for s, r in rows.items() if f"{s} {number(r['score'])} of {most}" not in text]
+        assert not missing, f"the class report lacks the totals of {missing}"
+        assert len(plots) == 4
+        for k, plot in enumerate(plots):
+            share, colours = ink(plot)
+            assert share > 0.03 and colours > 8, f"plot {k} of the class report looks blank"
+    finally:
+        browser.close()
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="the worker is confined only when grading as root")

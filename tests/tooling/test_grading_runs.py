@@ -174,7 +174,7 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
 
     resumed = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert f"{len(finished)} students already graded" in resumed.stdout
+    assert f"{len(finished)} students graded before and unchanged" in resumed.stdout
     for student, mtime in finished.items():
         assert (output / student / "results.json").stat().st_mtime_ns == mtime, student
     rows = list(csv.DictReader((output / "gradebook.csv").open()))

@@ -52,11 +52,17 @@ LAYERS: Layers = [
     ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
     ("instructor.release",),
     ("instructor.verify", "instructor.autograder"),
+    ("instructor.grading.credit",),  # the partial-credit rules: pure scoring, no imports
+    ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
+    # on, and which share of a batch a machine grades
     ("instructor.grading.intake",),
     ("instructor.grading.bench",),
     ("instructor.grading.judge_run", "instructor.grading.gradescope"),
+    ("instructor.grading.student_report",),  # a student's report.html, from their results
     ("instructor.grading.batch",),
+    ("instructor.grading.merge", "instructor.grading.canvas"),  # after a batch: join, export
     ("instructor.grading",),
+    ("instructor.class_report",),  # the class report's page and plots, from every results.json
     ("instructor.cli",),  # the tenxor-instructor command
 ]  # fmt: skip
 

@@ -1,11 +1,13 @@
 """The student release: stubs in place of solutions, instructor files left behind,
 notebooks with their outputs but for the answers of predict-then-run cells and the reports of
 check cells, a course.py and README that speak only of what a learner runs, the same tree
-every time, and a clear stop on bad markers."""
+every time, and a clear stop on bad markers. The solutions release: the same, with every
+solution filled in and every test passing."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -14,8 +16,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from instructor.cli import main as instructor_main
 from instructor.regions import MARKER, RegionError, find_regions
-from instructor.release import SectionError, is_check_cell, write_release
+from instructor.release import (
+    LOCAL_ONLY,
+    PREDICT_TAG,
+    SectionError,
+    course_files,
+    is_check_cell,
+    write_release,
+    write_solutions,
+)
 from tenxor.course.catalog import BY_ID, CATALOG, released_function
 from tests.tooling.submissions import copy_of_reference
 
@@ -280,3 +291,136 @@ def test_a_release_holds_no_release_verify_or_grading_code(course, tmp_path):
             assert not imports.search((release / name).read_text(encoding="utf-8")), name
     assert "tenxor-instructor" not in (release / "pyproject.toml").read_text(encoding="utf-8")
     assert "tenxor-instructor" in (course / "pyproject.toml").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# The solutions release, for after the deadline
+# ---------------------------------------------------------------------------------------------
+
+CHECK_CALL = re.compile(r'check\("([^"]+)"\)')
+# Runs check() on the exercises named by its arguments in the course folder it runs in, after
+# making sure that it imported that folder's tenxor.
+CHECK_IN_TREE = """\
+import sys
+from pathlib import Path
+import tenxor
+from tenxor.course.check import check_exercise
+assert Path(tenxor.__file__).resolve().is_relative_to(Path.cwd().resolve()), tenxor.__file__
+for exercise_id in sys.argv[1:]:
+    check_exercise(exercise_id, Path.cwd())
+"""
+# The public tests, as a learner's tree runs them, stopping at the first failure.
+PUBLIC_TEST_RUN = ("-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not provided")
+REPORT_END = re.compile(r"^(\d+) of (\d+) tests passed: (.+) \(\d+ points?\)\.$", re.MULTILINE)
+
+
+@pytest.fixture(scope="module")
+def snapshot(tmp_path_factory) -> Path:
+    """A copy of the course itself, which both releases below are written from."""
+    return copy_of_reference(tmp_path_factory.mktemp("snapshot") / "course")
+
+
+@pytest.fixture(scope="module")
+def solutions(snapshot) -> Path:
+    """The solutions release of the course."""
+    write_solutions(snapshot, snapshot.parent / "solutions")
+    return snapshot.parent / "solutions"
+
+
+def checked_exercises(notebook: Path) -> list[str]:
+    """The exercises that the check cells of a notebook check, in order."""
+    cells = nbformat.read(notebook, as_version=4).cells
+    return [
+        found for cell in cells if is_check_cell(cell) for found in CHECK_CALL.findall(cell.source)
+    ]
+
+
+def test_the_solutions_release_fills_in_every_region_and_leaves_out_what_the_release_does(
+    snapshot, solutions
+):
+    reference_release = snapshot.parent / "release"
+    write_release(snapshot, reference_release)
+    files = [path.as_posix() for path in course_files(solutions, LOCAL_ONLY)]  # runs add caches
+    assert files == [path.as_posix() for path in course_files(reference_release, LOCAL_ONLY)]
+    assert not any(
+        name.startswith(("instructor", "tests/hidden", "tests/tooling", ".ci")) for name in files
+    )
+    for path in solutions.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert 'raise NotImplementedError("Exercise' not in text, path
+        assert not any(MARKER.match(line) for line in text.splitlines()), path
+        compile(text, str(path), "exec")
+    for item in CATALOG:  # the reference code, line for line, where the region was
+        region = next(r for r in find_regions(snapshot / item.path) if r.exercise_id == item.id)
+        reference = (snapshot / item.path).read_text(encoding="utf-8").splitlines(keepends=True)
+        body = "".join(reference[region.begin : region.end - 1])
+        assert body and body in (solutions / item.path).read_text(encoding="utf-8"), item.id
+    for name in files:  # everything but the exercise modules and notebooks as released
+        if not name.startswith(("tenxor/", "notebooks/")):
+            released = (reference_release / name).read_bytes()
+            assert (solutions / name).read_bytes() == released, name
+
+
+def test_the_solutions_notebooks_keep_predicted_answers_and_leave_check_cells_empty(
+    snapshot, solutions
+):
+    for notebook in sorted((snapshot / "notebooks").glob("*.ipynb")):
+        mine = nbformat.read(notebook, as_version=4)
+        theirs = nbformat.read(solutions / "notebooks" / notebook.name, as_version=4)
+        assert theirs.metadata == mine.metadata and len(theirs.cells) == len(mine.cells)
+        for i, (kept, source) in enumerate(zip(theirs.cells, mine.cells)):
+            if is_check_cell(source):
+                assert kept.outputs == [] and kept.execution_count is None, (notebook.name, i)
+                assert kept.source == source.source and kept.metadata == source.metadata
+            else:
+                assert kept == source, (notebook.name, i)
+        predicted = [cell for cell in theirs.cells if PREDICT_TAG in cell.metadata.get("tags", [])]
+        assert all(cell.outputs for cell in predicted), notebook.name
+
+
+def test_every_public_test_passes_in_the_solutions_release(solutions):
+    environment = {**os.environ, "TENXOR_HYPOTHESIS_PROFILE": "ci-quick"}
+    done = subprocess.run(
+        [sys.executable, *PUBLIC_TEST_RUN],
+        cwd=solutions,
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert re.search(r"\b\d{3,} passed\b", done.stdout), done.stdout[-500:]
+
+
+def test_check_says_done_in_the_solutions_release(solutions):
+    """Every exercise has a check cell; the last one of each notebook (the exercise that
+    depends on most of its chapter) says done when it is run."""
+    checked = {
+        notebook.name: checked_exercises(notebook)
+        for notebook in sorted((solutions / "notebooks").glob("*.ipynb"))
+    }
+    assert sorted(item for ids in checked.values() for item in ids) == sorted(BY_ID)
+    sample = [ids[-1] for ids in checked.values() if ids]
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_IN_TREE, *sample],
+        cwd=solutions,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    reports = REPORT_END.findall(done.stdout)
+    assert len(reports) == len(sample) >= 6, done.stdout
+    for exercise_id, (passed, total, state) in zip(sample, reports):
+        assert state == "done" and passed == total != "0", (exercise_id, done.stdout)
+
+
+def test_the_solutions_release_command_writes_the_same_tree_every_time(course, tmp_path):
+    write_solutions(course, tmp_path / "first")
+    command = ["release", "--solutions", str(tmp_path / "second"), "--course", str(course)]
+    assert instructor_main(command) == 0
+    assert tree_digest(tmp_path / "first") == tree_digest(tmp_path / "second")
+    assert instructor_main(command) == 2  # the folder exists
+    (tmp_path / "second" / "stray.txt").write_text("left from before")
+    assert instructor_main([*command, "--replace"]) == 0
+    assert tree_digest(tmp_path / "first") == tree_digest(tmp_path / "second")
+    with pytest.raises(FileExistsError, match="already exists"):
+        write_solutions(course, tmp_path / "first")

@@ -1,0 +1,210 @@
+"""After the grades: a batch run again grades again exactly the students whose grade may have
+changed; a batch graded in shards and merged equals the batch graded in one run; the grades go
+to Canvas through its own gradebook format, matched to its roster."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from instructor.class_report import class_report_html
+from instructor.cli import main
+from instructor.grading import grade_batch, students_in
+from instructor.grading.batch import CLASS_REPORT, Batch, recorded_results
+from instructor.grading.canvas import RosterError, canvas_export, read_roster
+from instructor.grading.merge import MergeError, merge_shards
+from instructor.grading.shards import Shard
+from tests.tooling.submissions import complete_submission, copy_of_reference, stubbed
+from tests.tooling.test_grading import LIMITS
+
+pytestmark = pytest.mark.provided
+
+GRADED = ["1.1"]  # one exercise keeps every grading here short
+STUDENTS = ("ada", "ben", "cleo", "dev", "eve", "fay")
+HIDDEN_TEST = "tests/hidden/test_storage_strides_hidden.py"
+PROGRESS = re.compile(r"\] \d+/\d+ +\d+ s  (\S+): ")  # a progress line names who was graded
+TIMING = ("graded_at",)  # gradebook columns that say when, not what
+ROSTER = Path(__file__).with_name("canvas_roster.csv")
+
+
+def submissions_of(folder: Path) -> dict[str, Path]:
+    """Six submissions: complete, except `dev`'s storage module, which is the stub."""
+    for student in STUDENTS:
+        complete_submission(folder / student)
+    stubbed("tenxor/storage.py")(folder / "dev")
+    return students_in(folder)
+
+
+def graded_students(batch_output: str) -> list[str]:
+    """The students a grading run graded, from its progress lines."""
+    return sorted(PROGRESS.findall(batch_output))
+
+
+def gradebook_rows(folder: Path) -> dict[str, dict[str, str]]:
+    with (folder / "gradebook.csv").open(encoding="utf-8") as stream:
+        return {row["student"]: row for row in csv.DictReader(stream)}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    return copy_of_reference(tmp_path_factory.mktemp("after-grading") / "course")
+
+
+@pytest.fixture(scope="module")
+def submissions(course: Path) -> dict[str, Path]:
+    return submissions_of(course.parent / "submissions")
+
+
+def grade(course: Path, submissions: dict[str, Path], output: Path, capsys, **options) -> list[str]:
+    """Grade the batch into `output`; the students graded."""
+    capsys.readouterr()
+    grade_batch(course, submissions, output, GRADED, LIMITS, jobs=2, profile="ci-quick", **options)
+    return graded_students(capsys.readouterr().err)
+
+
+@pytest.fixture(scope="module")
+def whole(course: Path, submissions: dict[str, Path]) -> Path:
+    """The batch graded in one run."""
+    output = course.parent / "whole"
+    grade_batch(course, submissions, output, GRADED, LIMITS, jobs=2, profile="ci-quick")
+    return output
+
+
+def test_a_batch_run_again_grades_again_only_whom_a_change_concerns(whole, tmp_path, capsys):
+    # A copy of the course, the submissions and the graded batch: the same files, so the
+    # same fingerprints, which the changes below then change.
+    course = shutil.copytree(whole.parent / "course", tmp_path / "course")
+    submissions = students_in(shutil.copytree(whole.parent / "submissions", tmp_path / "subs"))
+    output = shutil.copytree(whole, tmp_path / "grades")
+    first = gradebook_rows(output)
+    assert {row["1.1"] for name, row in first.items() if name != "dev"} == {"2"}
+    assert first["dev"]["1.1"] == "0" and all(row["graded_at"] for row in first.values())
+
+    assert grade(course, submissions, output, capsys) == [], "nothing changed, nobody graded"
+    assert gradebook_rows(output) == first
+
+    with (submissions["ben"] / "tenxor" / "storage.py").open("a") as stream:
+        stream.write("\n# ben looked at it again\n")
+    assert grade(course, submissions, output, capsys) == ["ben"]
+    second = gradebook_rows(output)
+    assert second["ben"]["fingerprint"] != first["ben"]["fingerprint"]
+    assert {name: row for name, row in second.items() if name != "ben"} == {
+        name: row for name, row in first.items() if name != "ben"
+    }
+
+    with (course / HIDDEN_TEST).open("a") as stream:
+        stream.write("\n# the instructor fixed a hidden test\n")
+    assert grade(course, submissions, output, capsys) == sorted(STUDENTS)
+    third = gradebook_rows(output)
+    assert all(third[name]["fingerprint"] != second[name]["fingerprint"] for name in STUDENTS)
+    assert {name: row["total"] for name, row in third.items()} == {
+        name: row["total"] for name, row in first.items()
+    }
+
+    alone = {"ada": submissions["ada"]}  # unchanged since, and graded again when asked
+    assert grade(course, alone, output, capsys, regrade=True) == ["ada"]
+
+
+def without_timing(results: dict) -> dict:
+    """Results without what says when or how long (two runs never agree on those)."""
+    extra = {key: value for key, value in results["extra_data"].items() if key not in TIMING}
+    return {**results, "execution_time": None, "extra_data": extra}
+
+
+def test_a_batch_graded_in_three_shards_and_merged_equals_one_run(
+    course, submissions, whole, capsys
+):
+    base = course.parent / "sharded"
+    shards = [base / f"shard-{k}" for k in (1, 2, 3)]
+    taken = [
+        grade(course, submissions, shards[k - 1], capsys, shard=Shard(k, 3)) for k in (1, 2, 3)
+    ]
+    assert sorted(sum(taken, [])) == sorted(STUDENTS), "every student in exactly one shard"
+    assert all(taken), f"each shard grades someone: {taken}"
+
+    assert main(["merge", str(base / "merged"), *map(str, shards)]) == 0
+    whole_rows, merged_rows = gradebook_rows(whole), gradebook_rows(base / "merged")
+    for rows in (whole_rows, merged_rows):
+        for row in rows.values():
+            row.pop("graded_at")
+    assert merged_rows == whole_rows
+    merged, one_run = recorded_results(base / "merged"), recorded_results(whole)
+    assert {s: without_timing(r) for s, r in merged.items()} == {
+        s: without_timing(r) for s, r in one_run.items()
+    }
+
+    as_one = Path("grades")  # the class report names its folder: the same name for both
+    pages = [class_report_html(recorded_results(f), as_one, as_one / CLASS_REPORT)
+             for f in (whole, base / "merged")]  # fmt: skip
+    assert (base / "merged" / CLASS_REPORT).is_file() and pages[0] == pages[1]
+
+    with pytest.raises(MergeError, match="graded in two shards"):
+        merge_shards([shards[0], shards[0]], base / "twice")
+
+
+def test_a_shard_is_chosen_by_the_students_name_alone():
+    names = [f"student-{n}" for n in range(300)]
+    shares = [[name for name in names if Shard(k, 3).takes(name)] for k in (1, 2, 3)]
+    assert sorted(sum(shares, [])) == sorted(names)
+    assert all(60 < len(share) < 140 for share in shares), [len(s) for s in shares]
+    assert Shard.parse("2/3") == Shard(2, 3)
+    for text in ("0/3", "4/3", "2", "a/b"):
+        with pytest.raises(ValueError, match=re.escape(repr(text))):
+            Shard.parse(text)
+
+
+def results_of(scores: dict[str, float], most: int = 10) -> dict[str, dict]:
+    return {
+        name: {"score": score, "extra_data": {"max_score": most}} for name, score in scores.items()
+    }
+
+
+def test_the_canvas_export_matches_the_roster_and_reports_who_is_missing():
+    roster = read_roster(ROSTER)
+    assert [row["Student"] for row in roster] == [
+        "Lovelace, Ada", "Bell, Ben", "Okafor, Cleo", "Shah, Dev", "Zhou, Min",
+    ]  # fmt: skip
+    # ada by SIS login, ben by SIS user id (any case), cleo by Canvas id, "Shah, Dev" by name
+    graded = results_of({"ada": 9, "S0002": 7.5, "3003": 10, "Shah, Dev": 0, "nobody": 4})
+    export = canvas_export(graded, roster, "tenxor (5501)")
+    rows = list(csv.reader(io.StringIO(export.text)))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "tenxor (5501)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "10"]
+    scores = {row[0]: row[5] for row in rows[2:]}
+    assert scores == {"Lovelace, Ada": "9", "Bell, Ben": "7.5", "Okafor, Cleo": "10",
+                      "Shah, Dev": "0", "Zhou, Min": ""}  # fmt: skip
+    assert [row[1:5] for row in rows[2:4]] == [
+        ["1001", "S0001", "ada", "Section A"], ["1002", "S0002", "ben", "Section A"],
+    ]  # fmt: skip
+    assert export.not_in_roster == ["nobody"] and export.not_graded == ["Zhou, Min"]
+
+
+def test_a_roster_that_is_not_canvas_export_or_matches_twice_is_refused(tmp_path):
+    wrong = tmp_path / "roster.csv"
+    wrong.write_text("name,email\nAda,ada@example.org\n", encoding="utf-8")
+    with pytest.raises(RosterError, match="no column Student, ID, SIS User ID"):
+        read_roster(wrong)
+    with pytest.raises(RosterError, match="'Lovelace, Ada'"):
+        canvas_export(results_of({"ada": 1, "S0001": 2}), read_roster(ROSTER))
+
+
+def test_the_export_command_writes_canvas_csv_from_a_grading_output(tmp_path, capsys):
+    grades = tmp_path / "grades"
+    batch = Batch({}, grades)
+    for student, score in (("ada", 2), ("ben", 1.5), ("stranger", 2)):
+        batch.keep(student, {"score": score, "extra_data": {"max_score": 2, "exercises": {}}})
+    code = main(["export", str(grades), "--canvas", str(ROSTER)])
+    said = capsys.readouterr().out
+    assert code == 1, "a graded student missing from the roster makes the command fail"
+    assert "Graded but in no roster row (not exported): stranger" in said
+    assert "In the roster but not graded (left empty): Okafor, Cleo, Shah, Dev, Zhou, Min" in said
+    with (grades / "canvas.csv").open(encoding="utf-8") as stream:
+        rows = list(csv.reader(stream))
+    assert {row[3]: row[5] for row in rows[2:]} == {
+        "ada": "2", "ben": "1.5", "cleo": "", "dev": "", "min": "",
+    }  # fmt: skip
