@@ -197,6 +197,7 @@ class Batch:
             changed = self.changed_since(results, folder) if results is not None else []
             if results is not None and not changed and not self.regrade:
                 self.rows[student] = results
+                self.write_missing_report(student, results)
             else:
                 pending[student] = folder
                 changes.update(changed if results is not None else ["never graded"])
@@ -249,6 +250,13 @@ class Batch:
         write_atomically(path, text)
         self.rows[student] = results
         self.write_gradebook()
+
+    def write_missing_report(self, student: str, results: dict[str, Any]) -> None:
+        """Write a student's report.html where their kept results have none (an output
+        folder graded before grading wrote reports)."""
+        report = self.results_path(student).with_name(REPORT)
+        if not report.exists():
+            write_atomically(report, report_html(results, student))
 
     def write_gradebook(self) -> Path:
         gradebook = self.output / GRADEBOOK

@@ -85,8 +85,10 @@ def test_a_batch_run_again_grades_again_only_whom_a_change_concerns(whole, tmp_p
     assert {row["1.1"] for name, row in first.items() if name != "dev"} == {"2"}
     assert first["dev"]["1.1"] == "0" and all(row["graded_at"] for row in first.values())
 
+    (output / "cleo" / "report.html").unlink()  # as in a folder graded before reports
     assert grade(course, submissions, output, capsys) == [], "nothing changed, nobody graded"
     assert gradebook_rows(output) == first
+    assert "cleo: grading report" in (output / "cleo" / "report.html").read_text()
 
     with (submissions["ben"] / "tenxor" / "storage.py").open("a") as stream:
         stream.write("\n# ben looked at it again\n")
