@@ -23,7 +23,7 @@ from tenxor.course.catalog import BY_ID, CATALOG
 
 from .bench import GRADING_LIMITS, Bench, bench_for
 from .credit import DEFAULT_CREDIT, Credit
-from .fingerprints import Fingerprint, course_fingerprint, text_digest
+from .fingerprints import COURSE_PARTS, Fingerprint, course_fingerprint, text_digest
 from .gradescope import results_json
 from .intake import assemble, submission_digest
 from .judge_run import reference_tests, run_judge, set_aside_broken
@@ -155,7 +155,8 @@ class Batch:
         the fingerprint that come from the course and the settings (course_fingerprint);
         `regrade`: grade every student again, whatever changed."""
         self.output, self.single, self.report = output, single, report or (lambda line: None)
-        self.course, self.regrade = course or {}, regrade
+        self.course = course or dict.fromkeys(COURSE_PARTS, "")  # none: writing results only
+        self.regrade = regrade
         self.submissions = self.accepted(submissions)
         self.record = self.read_record()
         self.rows: dict[str, dict[str, Any]] = {}  # student -> the results written

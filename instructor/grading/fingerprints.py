@@ -18,6 +18,7 @@ from typing import Any
 from tenxor.course.catalog import TOOLING_TESTS
 
 PARTS = ("submission", "tests", "reference", "settings")
+COURSE_PARTS = PARTS[1:]  # those that come from the course and the settings
 SHORT = 12  # hex digits of the fingerprint the gradebook shows
 TESTS_FOLDER = "tests"
 PACKAGE_FOLDER = "tenxor"

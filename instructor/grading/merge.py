@@ -25,9 +25,7 @@ from .batch import (
     recorded_results,
     write_atomically,
 )
-from .fingerprints import text_digest
-
-COURSE_PARTS = ("tests", "reference", "settings")
+from .fingerprints import COURSE_PARTS, text_digest
 
 
 class MergeError(ValueError):
