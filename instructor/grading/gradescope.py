@@ -101,7 +101,7 @@ def exercise_entries(
                 "status": "passed" if not failed else "failed",
                 "output": entry_output(passed, failed, problem, records[:1], scored),
                 "visibility": "after_published" if hidden else "visible",
-                "tags": [f"chapter {item.id.split('.')[0]}"],
+                "tags": [f"chapter {item.chapter.number}"],
             }
         )
     return entries

@@ -15,7 +15,7 @@ from tenxor.course.catalog import BY_ID, CATALOG, stub_line
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted({item.path for item in CATALOG})
-CHAPTER_1 = [item.id for item in CATALOG if item.id.startswith("1.")]
+CHAPTER_1 = [item.id for item in CATALOG if item.chapter.number == 1]
 
 
 def complete_submission(folder: Path) -> None:
