@@ -21,9 +21,7 @@ from typing import Any
 from . import report
 from .contender import CONTENDERS
 
-HERE = Path(__file__).resolve().parent
-RESULTS = HERE / "results"
-README = HERE / "README.md"
+RESULTS = report.HERE / "results"
 START, END = "<!-- results: written by python -m benchmarks -->", "<!-- end of results -->"
 
 
@@ -32,7 +30,7 @@ def run_contender(module: str, size: str, repeats: int) -> dict[str, Any]:
     print(f"running {module} ...", file=sys.stderr, flush=True)
     done = subprocess.run(
         [sys.executable, "-m", f"{__package__}.contender", module, size, str(repeats)],
-        capture_output=True, text=True, cwd=HERE.parent,
+        capture_output=True, text=True, cwd=report.ROOT,
     )  # fmt: skip
     if done.returncode != 0:
         raise SystemExit(f"benchmark failed in {module}:\n{done.stderr.strip()}")
@@ -61,7 +59,7 @@ def write(
     return markdown
 
 
-def update_readme(markdown: str, readme: Path = README) -> None:
+def update_readme(markdown: str, readme: Path = report.README) -> None:
     """Put `markdown` between the results markers of the README."""
     report.replace_between(readme, START, END, markdown)
 

@@ -47,11 +47,8 @@ from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import SharedWorker
 from tenxor.course.remembered import REMEMBERED_FILE
 
-from .report import machine, replace_between
+from .report import README, ROOT, machine, replace_between
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-README = HERE / "README.md"
 START = "<!-- check latency: written by python -m benchmarks.check_latency -->"
 END = "<!-- end of check latency -->"
 # The module, not the check() function that tenxor.course exports under the same name.

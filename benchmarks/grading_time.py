@@ -37,11 +37,8 @@ from instructor.release import write_tree
 from instructor.sandbox import Sandbox
 from tenxor.course.catalog import BY_ID, CATALOG
 
-from .report import duration, machine, replace_between
+from .report import README, ROOT, duration, machine, replace_between
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-README = HERE / "README.md"
 START = "<!-- grading time: written by python -m benchmarks.grading_time -->"
 END = "<!-- end of grading time -->"
 TARGET = 20.0  # seconds for one complete submission

@@ -45,11 +45,8 @@ from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise, hidden_tests_of, tests_of
 from tenxor.course.engine import Limits, run_tests
 
-from .report import machine, replace_between
+from .report import README, ROOT, machine, replace_between
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-README = HERE / "README.md"
 START = "<!-- partial credit: written by python -m benchmarks.partial_credit -->"
 END = "<!-- end of partial credit -->"
 LIMIT = 4  # wrong answers kept per exercise

@@ -13,6 +13,9 @@ from typing import Any
 
 from .workloads import VIEW_SHAPE, WORKLOADS
 
+HERE = Path(__file__).resolve().parent  # the benchmarks folder
+ROOT = HERE.parent  # the course
+README = HERE / "README.md"  # where every benchmark writes its table
 NUMPY, LOOP, TENXOR, WRAPPER = "NumPy", "plain loop", "tenxor", "wrapper design"
 ORDER = [NUMPY, LOOP, TENXOR, WRAPPER]
 COLOURS = {NUMPY: "#4c78a8", LOOP: "#72b7b2", TENXOR: "#f58518", WRAPPER: "#b279a2"}

@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tenxor.course.catalog import BY_ID
-from tenxor.course.engine import short_name
+from tenxor.course.engine import function_of, short_name
 
 from .grading.batch import REPORT, recorded_results, write_atomically
 from .grading.student_report import STYLE, page, points
@@ -159,11 +159,6 @@ def reason_of(outcome: dict[str, Any]) -> str:
     return LOCATION.sub("", str(outcome.get("reason", ""))) or "failed"
 
 
-def test_function(test: str) -> str:
-    """A test's node id without its case: the test function it is a case of."""
-    return test.split("[", 1)[0]
-
-
 def failing_tests(rows: dict[str, dict[str, Any]], limit: int = LISTED_TESTS) -> list[FailingTest]:
     """The test functions that fail most for an exercise, public and hidden, a student
     counted once however many of its cases fail for them: first by the students they fail
@@ -176,7 +171,7 @@ def failing_tests(rows: dict[str, dict[str, Any]], limit: int = LISTED_TESTS) ->
     for results in rows.values():
         mine: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for test, outcome in results["extra_data"].get("outcomes", {}).items():
-            key = (test_function(test), str(outcome.get("exercise", "")))
+            key = (function_of(test), str(outcome.get("exercise", "")))
             cases.setdefault(key, set()).add(test)
             hidden[key] = bool(outcome.get("hidden"))
             if not outcome.get("passed"):
@@ -213,7 +208,7 @@ def started_exercises(rows: dict[str, dict[str, Any]]) -> list[StartedExercise]:
                 continue
             students.append(student)
             failing = [
-                test_function(test)
+                function_of(test)
                 for test, outcome in results["extra_data"].get("outcomes", {}).items()
                 if outcome.get("exercise") == exercise_id and not outcome.get("passed")
             ]

@@ -110,7 +110,7 @@ def command_merge(arguments: argparse.Namespace) -> int:
     except MergeError as error:
         raise SystemExit(f"tenxor-instructor merge: {error}") from None
     print(f"Gradebook: {gradebook}")
-    return command_report(argparse.Namespace(grades=arguments.out, out=None))
+    return write_report(arguments.out.resolve(), None, "merge")
 
 
 def command_export(arguments: argparse.Namespace) -> int:
@@ -157,24 +157,29 @@ def command_verify(arguments: argparse.Namespace) -> int:
 
 
 def command_report(arguments: argparse.Namespace) -> int:
+    return write_report(arguments.grades.resolve(), arguments.out, "report")
+
+
+def write_report(grades: Path, out: Path | None, command: str) -> int:
+    """Write the class report of the grading output `grades` (to `out`, by default into it),
+    or exit saying, as tenxor-instructor `command`, why it cannot."""
     import importlib.util
 
     from .class_report import write_class_report
     from .grading.batch import CLASS_REPORT, UnrecordedResults
 
-    grades = arguments.grades.resolve()
     if not grades.is_dir():
-        raise SystemExit(f"tenxor-instructor report: {grades} is not a folder")
+        raise SystemExit(f"tenxor-instructor {command}: {grades} is not a folder")
     if importlib.util.find_spec("matplotlib") is None:
         raise SystemExit(
-            "tenxor-instructor report: the class report draws with matplotlib: "
+            f"tenxor-instructor {command}: the class report draws with matplotlib: "
             "pip install 'tenxor[report]'"
         )
     try:
-        out = write_class_report(grades, arguments.out or grades / CLASS_REPORT)
+        written = write_class_report(grades, out or grades / CLASS_REPORT)
     except UnrecordedResults as error:
-        raise SystemExit(f"tenxor-instructor report: {error}") from None
-    print(f"Class report: {out}")
+        raise SystemExit(f"tenxor-instructor {command}: {error}") from None
+    print(f"Class report: {written}")
     return 0
 
 

@@ -20,8 +20,6 @@
 from __future__ import annotations
 
 import ast
-import dataclasses
-import importlib
 import os
 import shutil
 import signal
@@ -47,6 +45,7 @@ from tenxor.course.catalog import (
     chapter_of_notebook,
     hidden_tests,
     hidden_tests_of,
+    module_file,
     prerequisites,
     public_tests,
     tests_of,
@@ -62,6 +61,7 @@ from tenxor.course.engine import (
     tail,
 )
 
+from .plain_data import records_named
 from .regions import RegionError, regions_in
 from .release import (
     INSTRUCTOR_ONLY,
@@ -213,7 +213,7 @@ def gate_stubs(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
 
 def chapter_files(chapter: Chapter) -> list[str]:
     """Every file a chapter of the manifest names: notebook, modules, test files."""
-    modules = [module.replace(".", "/") + ".py" for module in chapter.modules]
+    modules = [module_file(module) for module in chapter.modules]
     return [chapter.notebook, *modules, *chapter.tests, *chapter.hidden]
 
 
@@ -225,13 +225,6 @@ def misplaced_test(test: str, owner: str) -> str | None:
         return None
     return (f"{test} tests exercise {owner}, but {path} is not a test file of chapter "
             f"{chapter.number} nor one that spans the chapters")  # fmt: skip
-
-
-def is_record(name: str) -> bool:
-    """Whether `name` ("module.Class") is a frozen dataclass, as records must be."""
-    module, attribute = name.rsplit(".", 1)
-    kind = getattr(importlib.import_module(module), attribute, None)
-    return dataclasses.is_dataclass(kind) and kind.__dataclass_params__.frozen
 
 
 def manifest_problems(root: Path, owners: dict[str, str]) -> list[str]:
@@ -253,7 +246,9 @@ def manifest_problems(root: Path, owners: dict[str, str]) -> list[str]:
               for path in hidden_tests() if not path.startswith(HIDDEN_TESTS + "/")]  # fmt: skip
     found += [problem for test, owner in sorted(owners.items())
               if (problem := misplaced_test(test, owner))]  # fmt: skip
-    found += [f"record {name} is not a frozen dataclass" for name in RECORDS if not is_record(name)]
+    records = records_named(RECORDS)  # by class name: those that are frozen dataclasses
+    found += [f"record {name} is not a frozen dataclass" for name in RECORDS
+              if name.rsplit(".", 1)[-1] not in records]  # fmt: skip
     return found
 
 

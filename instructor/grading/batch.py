@@ -68,6 +68,13 @@ class UnrecordedResults(ValueError):
     """An output folder whose results grading did not record writing."""
 
 
+def recorded_text(path: Path, digest: str | None) -> str | None:
+    """The text of a results file if it is exactly what grading recorded writing (`digest`),
+    else None."""
+    text = path.read_text(encoding="utf-8") if path.is_file() else None
+    return text if text is not None and text_digest(text) == digest else None
+
+
 def recorded_results(output: Path) -> dict[str, dict[str, Any]]:
     """The results of each student of a batch's output folder, as grading recorded writing
     them; UnrecordedResults if the record is missing or a results file differs from it."""
@@ -78,8 +85,8 @@ def recorded_results(output: Path) -> dict[str, dict[str, Any]]:
     found = {}
     for student, digest in sorted(record.items()):
         path = output / student / RESULTS
-        text = path.read_text(encoding="utf-8") if path.is_file() else ""
-        if text_digest(text) != digest:
+        text = recorded_text(path, digest)
+        if text is None:
             raise UnrecordedResults(f"{path} is not the results file grading wrote for {student}")
         found[student] = json.loads(text)
     return found
@@ -132,9 +139,7 @@ def grade_submission(
     finally:
         bench.slots.put(slot)
     seconds = time.monotonic() - started
-    results = results_json(expected, run, assembly, bench.limits, bench.mode, seconds, credit)
-    results["extra_data"]["submission"] = submission_digest(folder)
-    return results
+    return results_json(expected, run, assembly, bench.limits, bench.mode, seconds, credit)
 
 
 class Batch:
@@ -204,20 +209,17 @@ class Batch:
                 changes.update(changed if results is not None else ["never graded"])
         if self.rows or changes:
             why = ", ".join(f"{count} {part}" for part, count in sorted(changes.items()))
+            why = "--regrade" if self.regrade else why
             self.report(
                 f"{len(self.rows)} students graded before and unchanged; grading {len(pending)}"
-                + (f" ({why})" if why and not self.regrade else " (--regrade)" if pending else "")
-                + "."
+                + (f" ({why})." if pending and why else ".")
             )
         return pending
 
     def earlier_results(self, student: str) -> dict[str, Any] | None:
         """The results file of a student as grading recorded writing it, if there is one."""
-        path = self.results_path(student)
-        text = path.read_text(encoding="utf-8") if path.is_file() else None
-        if text is None or self.record.get(student) != text_digest(text):
-            return None
-        return json.loads(text)
+        text = recorded_text(self.results_path(student), self.record.get(student))
+        return None if text is None else json.loads(text)
 
     def fingerprint(self, folder: Path) -> Fingerprint:
         """What grading the submission in `folder` now depends on."""

@@ -20,6 +20,8 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 
+from tenxor.course.engine import function_of
+
 
 class Credit(str, enum.Enum):
     """A rule for an exercise's partial credit."""
@@ -44,12 +46,6 @@ RULES = {
     "hidden, passes",
 }
 DEFAULT_CREDIT = Credit.FUNCTIONS
-
-
-def function_of(test: str) -> str:
-    """The test function a collected test belongs to: its node id without the parameters,
-    e.g. tests/test_strides.py::test_x for tests/test_strides.py::test_x[shape0]."""
-    return test.split("[", 1)[0]
 
 
 def units(credit: Credit, tests: Sequence[str]) -> dict[str, list[str]]:

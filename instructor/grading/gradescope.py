@@ -18,6 +18,7 @@ from .credit import DEFAULT_CREDIT, Credit, part_scores, scored_in_words
 from .intake import Assembly
 
 ENTRY_OUTPUT_CHARS = 3000
+HIDDEN_FILES = frozenset(hidden_tests())  # the catalog's hidden test files
 OUTCOME_FIELD_CHARS = 1000  # a text field of a failure record in extra_data["outcomes"]
 
 
@@ -69,10 +70,7 @@ def exercise_entries(
     """The Gradescope test entries of one exercise: its public tests and its hidden tests,
     scored by the `credit` rule; their scores add up to what the exercise earns."""
     entries, problem = [], assembly.problem_of(item.path)
-    parts = [
-        [test for test in tests if (test.split("::")[0] in hidden_tests()) == hidden]
-        for hidden in (False, True)
-    ]
+    parts = [[test for test in tests if is_hidden(test) == hidden] for hidden in (False, True)]
     outcomes = [{test: is_pass(run.results.get(test)) for test in part} for part in parts]
     scores = part_scores(credit, item.points, outcomes)
     every_test_passed = all(all(part.values()) for part in outcomes)
@@ -105,6 +103,11 @@ def exercise_entries(
             }
         )
     return entries
+
+
+def is_hidden(test: str) -> bool:
+    """Whether a test (by its node id) is in one of the catalog's hidden test files."""
+    return test.split("::")[0] in HIDDEN_FILES
 
 
 def is_pass(result: Result | None) -> bool:
@@ -166,7 +169,6 @@ def outcomes_of(expected: dict[str, str], run: Run) -> dict[str, dict[str, Any]]
     """Per expected test: its exercise, whether it passed, whether it is hidden, why it did
     not pass in one line, and either the exercise whose stub it ran into or, for a public
     test, the failure record (the class report and each student's report.html read these)."""
-    hidden_files = set(hidden_tests())
     found = {}
     for test, exercise_id in expected.items():
         result = run.results.get(test)
@@ -174,7 +176,7 @@ def outcomes_of(expected: dict[str, str], run: Run) -> dict[str, dict[str, Any]]
         outcome = {
             "exercise": exercise_id,
             "passed": passed,
-            "hidden": test.split("::")[0] in hidden_files,
+            "hidden": is_hidden(test),
             "reason": "" if passed else reason(result),
         }
         if not passed and result is not None and result.unfinished:

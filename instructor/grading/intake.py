@@ -12,9 +12,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tenxor.course.catalog import CATALOG
+from tenxor.course.catalog import EXERCISE_FILES
 
-EXERCISE_MODULES: tuple[str, ...] = tuple(sorted({item.path for item in CATALOG}))
+EXERCISE_MODULES = EXERCISE_FILES  # what is taken from a submission: these files
 MAX_MODULE_BYTES = 1_000_000
 
 

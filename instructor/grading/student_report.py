@@ -12,7 +12,7 @@ from typing import Any
 
 from tenxor.course.catalog import BY_ID
 from tenxor.course.check import failure_in_words
-from tenxor.course.engine import Result, short_name
+from tenxor.course.engine import Result, function_of, short_name
 from tenxor.course.failure import Failure
 
 from .credit import Credit
@@ -155,7 +155,7 @@ def by_function(tests: list[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[
     in the order of the tests."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for test, outcome in tests:
-        groups.setdefault(short_name(test).split("[", 1)[0], []).append({"test": test, **outcome})
+        groups.setdefault(function_of(short_name(test)), []).append({"test": test, **outcome})
     return groups
 
 

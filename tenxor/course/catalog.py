@@ -48,7 +48,12 @@ class Exercise:
     @property
     def path(self) -> str:
         """The file that holds the function, relative to the project root."""
-        return self.module.replace(".", "/") + ".py"
+        return module_file(self.module)
+
+
+def module_file(module: str) -> str:
+    """The file of a module, relative to the project root: tenxor/views.py for tenxor.views."""
+    return module.replace(".", "/") + ".py"
 
 
 CHAPTERS: tuple[Chapter, ...] = (
@@ -166,6 +171,7 @@ CATALOG: tuple[Exercise, ...] = tuple(
 BY_ID: dict[str, Exercise] = {exercise.id: exercise for exercise in CATALOG}
 # Every module that holds an exercise, and every record that may cross judge and worker.
 EXERCISE_MODULES: tuple[str, ...] = tuple(dict.fromkeys(item.module for item in CATALOG))
+EXERCISE_FILES: tuple[str, ...] = tuple(sorted(map(module_file, EXERCISE_MODULES)))
 RECORDS: tuple[str, ...] = tuple(record for chapter in CHAPTERS for record in chapter.records)
 POINTS = 100  # what the exercises of the course are worth together
 

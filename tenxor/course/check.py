@@ -27,7 +27,7 @@ from .catalog import (
     stub_message,
     tests_of,
 )
-from .engine import Limits, Result, Run, run_checked, short_name
+from .engine import Limits, Result, Run, function_of, run_checked, short_name
 from .failure import Failure
 from .hints import HINTS
 from .remembered import fingerprints, recalled, remember
@@ -171,7 +171,7 @@ def failure_in_words(result: Result) -> list[str]:
 
 def test_of(result: Result) -> str:
     """A result's test function, without its case: test_strides.py::test_x."""
-    return short_name(result.test).split("[", 1)[0]
+    return function_of(short_name(result.test))
 
 
 def cases_by_test(results: list[Result]) -> dict[str, list[Result]]:

@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .catalog import CATALOG, prerequisites
+from .catalog import CATALOG, EXERCISE_FILES, prerequisites
 from .engine import Result
 
 REMEMBERED_FILE = ".tenxor-results.json"  # in the course folder
@@ -59,7 +59,7 @@ def digest(*parts: str) -> str:
 
 def fingerprints(root: Path) -> dict[str, str]:
     """Each exercise's fingerprint: what its public tests' results depend on."""
-    exercise_modules = {item.path for item in CATALOG}
+    exercise_modules = set(EXERCISE_FILES)
     own: dict[str, str] = {}  # exercise id -> the source of its function ("" if missing)
     shared = [sys.version]
     for path in sorted((root / "tenxor").rglob("*.py")):

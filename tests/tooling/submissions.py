@@ -11,10 +11,10 @@ from pathlib import Path
 
 from instructor.regions import find_regions
 from instructor.release import LOCAL_ONLY, stubbed_source, write_tree
-from tenxor.course.catalog import BY_ID, CATALOG, stub_line
+from tenxor.course.catalog import BY_ID, CATALOG, EXERCISE_FILES, stub_line
 
 ROOT = Path(__file__).resolve().parents[2]
-MODULES = sorted({item.path for item in CATALOG})
+MODULES = EXERCISE_FILES
 CHAPTER_1 = [item.id for item in CATALOG if item.chapter.number == 1]
 
 

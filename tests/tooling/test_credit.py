@@ -8,11 +8,11 @@ import pytest
 
 from instructor.cli import parser
 from instructor.grading import DEFAULT_CREDIT, Assembly, Credit, results_json
-from instructor.grading.credit import function_of, part_scores, share_kept
+from instructor.grading.credit import part_scores, share_kept
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode
 from tenxor.course.catalog import BY_ID
-from tenxor.course.engine import Result, Run
+from tenxor.course.engine import Result, Run, function_of
 from tests.tooling.submissions import ROOT
 
 pytestmark = pytest.mark.provided

@@ -52,7 +52,7 @@ LAYERS: Layers = [
     ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
     ("instructor.release",),
     ("instructor.verify", "instructor.autograder"),
-    ("instructor.grading.credit",),  # the partial-credit rules: pure scoring, no imports
+    ("instructor.grading.credit",),  # the partial-credit rules: pure scoring
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades
     ("instructor.grading.intake",),

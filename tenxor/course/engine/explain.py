@@ -22,7 +22,7 @@ from pathlib import Path
 from types import CodeType, FrameType, TracebackType
 from typing import Any
 
-from ..catalog import BY_ID, CATALOG, Exercise
+from ..catalog import BY_ID, CATALOG, EXERCISE_FILES, Exercise
 from ..failure import Failure, Mismatch, WrongError, error_in_words, shown
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
@@ -454,8 +454,7 @@ def raised_in_provided_code(error: BaseException, root: Path) -> bool:
     """Whether the innermost line of the package that `error` passed through lies in a file
     that holds no exercise."""
     frames = package_frames(error, root)
-    files = {item.path for item in CATALOG}
-    return bool(frames) and relative_path(frames[-1][0], root) not in files
+    return bool(frames) and relative_path(frames[-1][0], root) not in EXERCISE_FILES
 
 
 def expected_in_test(error: BaseException, root: Path) -> str | None:

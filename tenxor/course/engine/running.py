@@ -131,6 +131,12 @@ class Run:
     notes: list[dict[str, Any]] = field(default_factory=list)  # events of other plugins
 
 
+def function_of(test: str) -> str:
+    """The test function a collected test belongs to: its node id without its case, e.g.
+    tests/test_strides.py::test_x for tests/test_strides.py::test_x[shape0]."""
+    return test.split("[", 1)[0]
+
+
 def short_name(test: str) -> str:
     """A test's node id without its folder: test_strides.py::test_x[case]."""
     path, _, name = test.partition("::")
