@@ -13,6 +13,7 @@ imported only when a first diagram is drawn.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from . import core
@@ -28,7 +29,8 @@ from .strides import Layout
 
 __all__ = [
     "DTYPES", "DType", "GATv2", "Layout", "Storage", "Tenxor",
-    "arange", "argmax", "bfloat16", "bool", "broadcast_shapes", "broadcast_to", "exp",
+    "arange", "argmax", "bfloat16", "bool", "broadcast_shapes", "broadcast_to", "combine_fold",
+    "exp",
     "float32", "float64", "full", "gather_rows", "gatv2", "gatv2_edges", "index_add",
     "index_amax", "index_reduce", "int32", "int64", "leaky_relu", "log", "manual_seed",
     "masked_softmax", "matmul", "max", "mean", "min", "ones", "rand", "relu", "segment_softmax",
@@ -52,6 +54,20 @@ core.SHOWN.drawing = _draw_tensor
 def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
     """The matrix product of `a` and `b` with NumPy's rules (see Tenxor.matmul)."""
     return a.matmul(b)
+
+
+def combine_fold(
+    combine: Any,
+    first: Tenxor,
+    *others: Any,
+    fold: Any = builtins.sum,
+    dim: Any = None,
+    keepdim: bool = False,
+) -> Tenxor:
+    """`fold` of `combine` over the broadcast tensors along `dim`, without holding the
+    combined tensor (see Tenxor.combine_fold): combine_fold(operator.mul, a, b, dim=-1) is
+    (a * b).sum(-1)."""
+    return first.combine_fold(combine, *others, fold=fold, dim=dim, keepdim=keepdim)
 
 
 def softmax(t: Tenxor, dim: int) -> Tenxor:

@@ -16,6 +16,7 @@ for.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable, Iterator, Sequence
@@ -475,6 +476,31 @@ class Tenxor:
         """Fold each group of elements along `dim` into one value (see reduce_values)."""
         shape, values = rd.reduce_values(fold, self.storage.values(), self.layout, dim, keepdim)
         return Tenxor.from_values(values, shape, self.dtype if dtype is None else dtype)
+
+    def combine_fold(
+        self,
+        combine: rd.Combine,
+        *others: Operand,
+        fold: rd.Accumulate = sum,
+        dim: rd.Dims = None,
+        keepdim: bool = False,
+        dtype: DType | None = None,
+    ) -> Tenxor:
+        """`fold` of `combine(x, y, ...)` along `dim`, for the elements x of this tensor and y,
+        ... of `others` that meet when all are broadcast, without ever holding the combined
+        tensor (see combine_fold_values). Of `dtype`, by default the operands' promoted one.
+
+        >>> a, b = tensor([[1, 2], [3, 4]]), tensor([10, 100])
+        >>> a.combine_fold(operator.mul, b, dim=-1).tolist()  # (a * b).sum(-1), fused
+        [210, 430]
+        """
+        operands = [self, *(as_tensor(other, like=self) for other in others)]
+        if dtype is None:
+            dtype = functools.reduce(promote, (operand.dtype for operand in operands))
+        shape, values = rd.combine_fold_values(
+            combine, fold, [(t.storage.values(), t.layout) for t in operands], dim, keepdim
+        )
+        return Tenxor.from_values(values, shape, dtype)
 
     def sum(self, dim: rd.Dims = None, keepdim: bool = False) -> Tenxor:
         dtype = self.dtype if self.dtype.kind == "float" else int64

@@ -21,6 +21,7 @@ targets[k]), which computes only the edges that exist. These are the exercises o
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from .core import Tenxor
@@ -127,6 +128,17 @@ def self_loops(nodes: int) -> Tenxor:
     return numbers.unsqueeze(1) == numbers.unsqueeze(0)
 
 
+def feature_score(slope: float) -> Callable[[float, float, float], float]:
+    """The function (r, s, a) -> a * LeakyReLU(r + s): what one feature adds to a logit, for a
+    receiver's feature r, a sender's s and the attention weight a."""
+
+    def score(r: float, s: float, a: float) -> float:
+        z = r + s
+        return a * (z if z > 0 else slope * z)
+
+    return score
+
+
 def weight_problems(layer: GATv2, features_in: int) -> list[str]:
     """The weights of a layer whose shapes do not fit nodes of `features_in` features, each
     with its shape and the shape it should have."""
@@ -182,10 +194,8 @@ def with_self_loops(sources: Tenxor, targets: Tenxor, nodes: int) -> tuple[Tenxo
     node order (what GATv2Conv's add_self_loops does)."""
     kept = [(j, i) for j, i in zip(sources.values(), targets.values()) if j != i]
     pairs = kept + [(i, i) for i in range(nodes)]
-    return (
-        tensor([j for j, _ in pairs], dtype=int64),
-        tensor([i for _, i in pairs], dtype=int64),
-    )
+    sources = Tenxor.from_values([j for j, _ in pairs], (len(pairs),), int64)
+    return sources, Tenxor.from_values([i for _, i in pairs], (len(pairs),), int64)
 
 
 @dataclass(frozen=True)
@@ -263,8 +273,11 @@ def attention_logits(
     [H, DA]; LeakyReLU multiplies negative values by `slope`.
     """
     # BEGIN SOLUTION 6.3
-    pairs = receiver.unsqueeze(2) + sender.unsqueeze(1)  # [B, N, N, H, DA]
-    return (pairs.leaky_relu(slope) * attention).sum(dim=-1)
+    # [B, N, 1, H, DA], [B, 1, N, H, DA] and [H, DA] meet at [b, i, j, h, :]: the fused kernel
+    # scores each feature there and sums over DA as it goes, never holding the pairs.
+    return receiver.unsqueeze(2).combine_fold(
+        feature_score(slope), sender.unsqueeze(1), attention, dim=-1
+    )
     # END SOLUTION 6.3
 
 
@@ -344,8 +357,8 @@ def gatv2_edges(x: Tenxor, sources: Tenxor, targets: Tenxor, layer: GATv2) -> Te
     sources, targets = with_self_loops(sources, targets, nodes)
     receiver = project(x, layer.theta_receiver, layer.bias_receiver)  # [V, H, DA]
     sender = gather_rows(project(x, layer.theta_sender, layer.bias_sender), sources)  # [E, H, DA]
-    pairs = gather_rows(receiver, targets) + sender
-    logits = (pairs.leaky_relu(layer.slope) * layer.attention).sum(dim=-1)  # [E, H]
+    score = feature_score(layer.slope)  # folded over DA for each edge and head: [E, H]
+    logits = gather_rows(receiver, targets).combine_fold(score, sender, layer.attention, dim=-1)
     alpha = segment_softmax(logits, targets, nodes)
     messages = sender * alpha.unsqueeze(-1)  # [E, H, DA]
     start = zeros(nodes, layer.heads, layer.features_out, dtype=messages.dtype)

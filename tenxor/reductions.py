@@ -1,24 +1,33 @@
 """Chapter 5: reductions, matmul and softmax.
 
 A reduction folds each group of elements along some dims (the elements that make one output
-element) into one value. With views to move
-the reduced dims last and the kernels of chapter 4 to read them, one `reduce` gives sum,
-mean, max, min and argmax; broadcasting plus sum gives matmul; and a few reductions give a
-numerically stable softmax. These are the exercises of notebook 05_reductions.
+element) into one value. With views to move the reduced dims last and the kernels of chapter 4
+to read them, one `reduce` gives sum, mean, max, min and argmax. The fused kernel goes one step
+further: it walks several broadcast operands at once, combines the elements that meet at each
+index and folds each group as it goes, so matmul folds its products without ever holding them.
+A few reductions give a numerically stable softmax. These are the exercises of notebook
+05_reductions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import operator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import chain
 from typing import Any, Protocol
 
-from .broadcasting import Values, broadcast_shapes, read_values
+from .broadcasting import Values, broadcast_shapes, expand_layout, read_values, walk_offsets
+from .row_major import read_row
+from .storage import DType, int64, promote
 from .strides import Layout, Shape, normalize_dims
 from .views import permute_layout
 
 Dims = int | Sequence[int] | None
-Fold = Callable[[list[Any]], Any]
+Fold = Callable[[list[Any]], Any]  # one group's elements, as a list -> one value
+Combine = Callable[..., Any]  # one element of each operand -> one combined element
+Accumulate = Callable[[Iterator[Any]], Any]  # one group's combined elements, one at a time
+Operand = tuple[Values, Layout]  # a storage's elements and the layout that reads them
 
 
 class Tensor(Protocol):
@@ -30,7 +39,18 @@ class Tensor(Protocol):
     def shape(self) -> Shape: ...
     @property
     def ndim(self) -> int: ...
+    @property
+    def dtype(self) -> DType: ...
 
+    def combine_fold(
+        self,
+        combine: Combine,
+        *others: Any,
+        fold: Accumulate = sum,
+        dim: Dims = None,
+        keepdim: bool = False,
+        dtype: DType | None = None,
+    ) -> Tensor: ...
     def sum(self, dim: Dims = None, keepdim: bool = False) -> Tensor: ...
     def max(self, dim: Dims = None, keepdim: bool = False) -> Tensor: ...
     def min(self, dim: Dims = None, keepdim: bool = False) -> Tensor: ...
@@ -119,11 +139,86 @@ def first_largest_position(group: list[Any]) -> int:
     # END SOLUTION 5.3
 
 
+def combine_fold_values(
+    combine: Combine,
+    fold: Accumulate,
+    operands: Sequence[Operand],
+    dims: Dims = None,
+    keepdim: bool = False,
+) -> tuple[Shape, list[Any]]:
+    """The fused kernel: broadcast the operands, combine the elements that meet at each index
+    with `combine` (one element of each operand, in order), and fold each group of combined
+    elements along `dims` (None: all dims of the broadcast shape) with `fold`.
+
+    `operands` holds (data, layout) pairs, one or more. `fold` is called once per output
+    element with an iterator over its group's combined elements, in row-major order of the
+    reduced dims; the kernel combines an element only when `fold` asks for it, so no more than
+    one group is ever in the making and the combined tensor never exists. `sum`, `max`, `min`
+    and `math.fsum` are folds. Returns the result's shape (the broadcast shape with the reduced
+    dims removed, or kept as size 1 when `keepdim`) and its values in row-major order:
+
+    >>> a = (list(range(6)), Layout((2, 3), (3, 1)))    # [[0, 1, 2], [3, 4, 5]]
+    >>> b = ([10, 20, 30], Layout((3,), (1,)))          # [10, 20, 30], broadcast over rows
+    >>> combine_fold_values(operator.mul, sum, [a, b], dims=1)
+    ((2,), [80, 260])
+
+    Raises ValueError for no operands, naming the count (`combine_fold_values needs at least
+    one operand, got 0`), and, as broadcast_shapes does, for shapes that do not broadcast,
+    naming them all and the two sizes. Raises IndexError for a dim out of range of the
+    broadcast shape, naming the dim and the number of dims, and ValueError for a dim named
+    twice, as reduce_values does. Raises whatever `combine` and `fold` raise, unchanged.
+    """
+    # BEGIN SOLUTION 5.4
+    if not operands:
+        raise ValueError(f"combine_fold_values needs at least one operand, got {len(operands)}")
+    shape = broadcast_shapes(*(layout.shape for _, layout in operands))
+    reduced = normalize_dims(dims, len(shape))
+    kept = [d for d in range(len(shape)) if d not in reduced]
+    # Every operand read at the broadcast shape with its kept dims first: an index of the kept
+    # dims is one output element, and the reduced dims under it walk that element's group.
+    layouts = [
+        permute_layout(expand_layout(layout, shape), kept + list(reduced)) for _, layout in operands
+    ]
+    outputs = [Layout(m.shape[: len(kept)], m.strides[: len(kept)], m.offset) for m in layouts]
+    # A group is read row by row along the last reduced dim: the rows' length, each operand's
+    # step along them, and where each row starts, counted from the group's start (one tuple
+    # per row, one start per operand). With no reduced dim, a group is one element.
+    row_size = shape[reduced[-1]] if reduced else 1
+    steps = [m.strides[-1] if reduced else 0 for m in layouts]
+    group_rows = [Layout(m.shape[len(kept) : -1], m.strides[len(kept) : -1], 0) for m in layouts]
+    rows = list(zip(*map(walk_offsets, group_rows))) if reduced else [(0,) * len(layouts)]
+    datas, sizes = [data for data, _ in operands], [row_size] * len(operands)
+
+    def row(starts: Sequence[int]) -> Iterator[Any]:
+        """The combined elements of the row whose operands start at `starts`, each made when
+        `fold` takes it."""
+        return map(combine, *map(read_row, datas, starts, sizes, steps))
+
+    def group(starts: Sequence[int]) -> Iterator[Any]:
+        """The combined elements of the group whose operands start at `starts`, row by row."""
+        return chain.from_iterable(
+            row([start + relative for start, relative in zip(starts, firsts)]) for firsts in rows
+        )
+
+    # Each output element's start in every operand, walked in row-major order of the kept dims.
+    walk = zip(*map(walk_offsets, outputs))
+    if len(rows) == 1 and not any(rows[0]):  # a group is one row (one reduced dim, as in matmul)
+        values = [fold(row(starts)) for starts in walk]
+    else:
+        values = [fold(group(starts)) for starts in walk]
+    if keepdim:
+        return tuple(1 if d in reduced else size for d, size in enumerate(shape)), values
+    return tuple(shape[d] for d in kept), values
+    # END SOLUTION 5.4
+
+
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """The matrix product with NumPy's rules, from broadcast-multiply and sum.
+    """The matrix product with NumPy's rules: result[..., i, j] is the sum over k of
+    a[..., i, k] * b[..., k, j], its products folded as they are made (never held all at once).
 
     The last two dims are matrices and the dims before them broadcast as batch dims; a 1-D
     `a` is a row vector and a 1-D `b` a column vector, and their added dim is removed again.
+    Float operands give the promoted float dtype, int and bool operands int64 (as sum does).
 
     Raises ValueError for a 0-d operand; the message names both shapes, for example:
     `matmul needs at least 1 dim in each operand, got () @ (2, 3)`. Raises ValueError for inner
@@ -133,7 +228,7 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     example: `matmul of shapes (2, 2, 3) and (3, 3, 4): batch dims (2,) and (3,) do not
     broadcast`.
     """
-    # BEGIN SOLUTION 5.4
+    # BEGIN SOLUTION 5.5
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul needs at least 1 dim in each operand, got {a.shape} @ {b.shape}")
     left = a.unsqueeze(0) if a.ndim == 1 else a  # [..., n, k]
@@ -150,15 +245,19 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
             f"matmul of shapes {a.shape} and {b.shape}: batch dims {left.shape[:-2]} and "
             f"{right.shape[:-2]} do not broadcast"
         ) from None
-    # [..., n, 1, k] * [..., 1, m, k] -> [..., n, m, k], then sum over k
-    products = left.unsqueeze(-2) * right.transpose(-1, -2).unsqueeze(-3)
-    result = products.sum(-1)
+    # Row i of a meets column j of b at [..., i, j, :] of [..., n, 1, k] and [..., 1, m, k];
+    # the fused kernel multiplies them there and sums over k as it goes.
+    rows = left.unsqueeze(-2)
+    columns = right.transpose(-1, -2).unsqueeze(-3)
+    dtype = promote(a.dtype, b.dtype)
+    dtype = dtype if dtype.kind == "float" else int64
+    result = rows.combine_fold(operator.mul, columns, dim=-1, dtype=dtype)
     if a.ndim == 1:
         result = result.squeeze(-2)
     if b.ndim == 1:
         result = result.squeeze(-1)
     return result
-    # END SOLUTION 5.4
+    # END SOLUTION 5.5
 
 
 def softmax(t: Tensor, dim: int) -> Tensor:
@@ -169,11 +268,11 @@ def softmax(t: Tensor, dim: int) -> Tensor:
     Raises IndexError for a dim out of range; the message names the dim as given and the
     number of dims, for example: `dim 2 is out of range for a tensor with 2 dims`.
     """
-    # BEGIN SOLUTION 5.5
+    # BEGIN SOLUTION 5.6
     shifted = t - t.max(dim, keepdim=True)
     weights = shifted.exp()
     return weights / weights.sum(dim, keepdim=True)
-    # END SOLUTION 5.5
+    # END SOLUTION 5.6
 
 
 def masked_softmax(t: Tensor, mask: Tensor, dim: int) -> Tensor:
@@ -188,7 +287,7 @@ def masked_softmax(t: Tensor, mask: Tensor, dim: int) -> Tensor:
     for a dim out of range; the message names the dim as given and the number of dims, for
     example: `dim 2 is out of range for a tensor with 2 dims`.
     """
-    # BEGIN SOLUTION 5.6
+    # BEGIN SOLUTION 5.7
     padded = (1,) * (t.ndim - mask.ndim) + mask.shape
     clashes = [(m, n) for m, n in zip(padded, t.shape) if m not in (1, n)]
     if mask.ndim > t.ndim or clashes:
@@ -202,7 +301,7 @@ def masked_softmax(t: Tensor, mask: Tensor, dim: int) -> Tensor:
     weights = (masked - peak).exp()  # exp(-inf) = 0 where masked out
     total = weights.sum(dim, keepdim=True)
     return weights / total.where(total > 0, 1.0)
-    # END SOLUTION 5.6
+    # END SOLUTION 5.7
 
 
 # ---------------------------------------------------------------------------------------------

@@ -162,8 +162,12 @@ def _unpack(buffer: array, dtype: DType) -> list[Number]:
 
 
 def as_stored(values: Iterable[Number], dtype: DType) -> list[Number]:
-    """`values` as `dtype` stores them (float32 rounded, bfloat16 rounded, ints range-checked)."""
-    return _unpack(_typed_buffer(list(values), dtype), dtype)
+    """`values` as `dtype` stores them (float32 rounded, bfloat16 rounded, ints range-checked),
+    in a list of their own."""
+    stored = list(values)
+    if dtype is float64 and set(map(type, stored)) == {float}:
+        return stored  # Python floats are float64 already: packing them would change nothing
+    return _unpack(_typed_buffer(stored, dtype), dtype)
 
 
 def to_bytes(values: list[Number], dtype: DType) -> bytes:

@@ -293,30 +293,30 @@ BAD_INPUTS = [
         2),
     bad("provided", "argmax-over-empty-dim", lambda: zeros(2, 0).argmax(1), ValueError,
         1, 0, (2, 0)),
-    # 5.4 matmul
-    bad("5.4", "matmul-inner-dims-differ", lambda: matrix() @ zeros(4, 2), ValueError,
+    # 5.5 matmul
+    bad("5.5", "matmul-inner-dims-differ", lambda: matrix() @ zeros(4, 2), ValueError,
         (2, 3), (4, 2), 3, 4),
-    bad("5.4", "matmul-matrix-vector-inner-dims-differ", lambda: matrix() @ zeros(2),
+    bad("5.5", "matmul-matrix-vector-inner-dims-differ", lambda: matrix() @ zeros(2),
         ValueError, (2, 3), (2,), 3, 2),
-    bad("5.4", "matmul-0d-left", lambda: scalar() @ matrix(), ValueError,
+    bad("5.5", "matmul-0d-left", lambda: scalar() @ matrix(), ValueError,
         (), (2, 3)),
-    bad("5.4", "matmul-0d-right", lambda: tenxor.matmul(matrix(), scalar()), ValueError,
+    bad("5.5", "matmul-0d-right", lambda: tenxor.matmul(matrix(), scalar()), ValueError,
         (2, 3), ()),
-    bad("5.4", "matmul-batch-dims-not-broadcastable", lambda: zeros(2, 2, 3) @ zeros(3, 3, 4),
+    bad("5.5", "matmul-batch-dims-not-broadcastable", lambda: zeros(2, 2, 3) @ zeros(3, 3, 4),
         ValueError, (2, 2, 3), (3, 3, 4), (2,), (3,)),
-    # 5.5 softmax
-    bad("5.5", "softmax-dim-out-of-range", lambda: matrix().softmax(2), IndexError,
+    # 5.6 softmax
+    bad("5.6", "softmax-dim-out-of-range", lambda: matrix().softmax(2), IndexError,
         2),
-    bad("5.5", "softmax-negative-dim-out-of-range", lambda: tenxor.softmax(matrix(), -3),
+    bad("5.6", "softmax-negative-dim-out-of-range", lambda: tenxor.softmax(matrix(), -3),
         IndexError, -3, 2),
-    # 5.6 masked softmax
-    bad("5.6", "masked-softmax-mask-not-broadcastable",
+    # 5.7 masked softmax
+    bad("5.7", "masked-softmax-mask-not-broadcastable",
         lambda: matrix().masked_softmax(bools(True, False), -1), ValueError,
         (2,), (2, 3), 2, 3),
-    bad("5.6", "masked-softmax-mask-of-more-dims",
+    bad("5.7", "masked-softmax-mask-of-more-dims",
         lambda: tenxor.masked_softmax(vector(), from_numpy(np.ones((2, 3), bool)), 0),
         ValueError, (3,), (2, 3)),
-    bad("5.6", "masked-softmax-dim-out-of-range",
+    bad("5.7", "masked-softmax-dim-out-of-range",
         lambda: tenxor.masked_softmax(matrix(), bools(True, False, True), 2), IndexError,
         2),
     # 6 GATv2: the inputs of the layer must fit together and fit its weights (check_batch and

@@ -494,7 +494,7 @@ def test_argmax_rejects_several_dims_and_dims_out_of_range():
 
 
 # ---------------------------------------------------------------------------------------------
-# 5.4 matmul
+# 5.5 matmul
 # ---------------------------------------------------------------------------------------------
 
 MATMUL_SHAPES = [
@@ -538,7 +538,7 @@ def assert_matmul_close(
         raise Mismatch(f"elements of {what}, {shapes}", actual, expected, rule)
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 @pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=compact)
 @at_most_examples(25)
 @given(data=st.data())
@@ -552,7 +552,7 @@ def test_matmul_matches_numpy_on_any_layouts(shape_a, shape_b, data):
     assert_matmul_close(result, a.array, b.array, what="matmul(a, b)")
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 @pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=compact)
 def test_matmul_of_int_tensors_is_exact_int64(shape_a, shape_b):
     """int64 @ int64 is int64 and exactly np.matmul (operator, method and function forms)."""
@@ -586,7 +586,7 @@ def operand_layouts(array: np.ndarray, small: np.ndarray | None = None) -> dict[
     return found
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 @pytest.mark.parametrize("layout_b", ["contiguous", "transposed", "sliced", "expanded"])
 @pytest.mark.parametrize("layout_a", ["contiguous", "transposed", "sliced", "expanded"])
 def test_matmul_of_non_contiguous_operands(layout_a, layout_b):
@@ -603,7 +603,7 @@ def test_matmul_of_non_contiguous_operands(layout_a, layout_b):
     assert_matmul_close(matmul(a.tensor(), b.tensor()), x, y, what=what)
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 def test_matmul_of_views_made_by_transpose_and_expand():
     """a.transpose(-1, -2) @ b.expand(...) matches NumPy's swapaxes and broadcast_to."""
     rng = np.random.default_rng(3)
@@ -617,7 +617,7 @@ def test_matmul_of_views_made_by_transpose_and_expand():
     assert_matmul_close(b.expand(4, 5).T @ a, np.broadcast_to(y, (4, 5)).T, x, what)
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 @pytest.mark.parametrize(
     "shape_a, shape_b",
     [((2, 3), (4, 2)), ((3,), (4,)), ((2, 3), (2,)), ((3,), (2, 3)), ((2, 3, 4), (5, 3)),
@@ -634,7 +634,7 @@ def test_matmul_rejects_bad_shapes_naming_both(shape_a, shape_b):
         matmul(a, b)
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 @pytest.mark.parametrize(
     "shape_a, shape_b", [((2, 3, 4), (3, 4, 5)), ((2, 2, 3, 4), (3, 4, 5))], ids=compact
 )
@@ -648,13 +648,13 @@ def test_matmul_rejects_batch_dims_that_do_not_broadcast_naming_both_shapes(shap
 
 
 # ---------------------------------------------------------------------------------------------
-# 5.5 softmax
+# 5.6 softmax
 # ---------------------------------------------------------------------------------------------
 
 shifts = st.sampled_from([0.0, 1000.0, -1000.0])
 
 
-@pytest.mark.exercise("5.5")
+@pytest.mark.exercise("5.6")
 @given(data=st.data())
 def test_softmax_matches_a_stable_numpy_softmax(data):
     """softmax over any dim (negative too) of any layout, with logits near 0 or +-1000
@@ -674,7 +674,7 @@ def test_softmax_matches_a_stable_numpy_softmax(data):
         )
 
 
-@pytest.mark.exercise("5.5")
+@pytest.mark.exercise("5.6")
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
 def test_softmax_over_each_dim_of_a_non_square_tensor(dim):
     """Shape (2, 3, 4) with logits up to 1000: each dim normalises its own groups."""
@@ -688,7 +688,7 @@ def test_softmax_over_each_dim_of_a_non_square_tensor(dim):
         assert_close(result, stable_softmax(x, dim), atol=1e-12, what=what, rule=rule)
 
 
-@pytest.mark.exercise("5.5")
+@pytest.mark.exercise("5.6")
 def test_softmax_of_huge_logits_has_no_nan():
     """Logits 1000, 1001, 1002 (exp overflows) and -1000..-998 (exp underflows)."""
     for x in (np.array([[1000.0, 1001.0, 1002.0]]), np.array([[-1000.0], [-999.0], [-998.0]])):
@@ -701,7 +701,7 @@ def test_softmax_of_huge_logits_has_no_nan():
             assert_close(result, stable_softmax(x, dim), atol=1e-15, what=what, rule=rule)
 
 
-@pytest.mark.exercise("5.5")
+@pytest.mark.exercise("5.6")
 @given(cases(min_dims=1, kind="int"), st.data())
 def test_softmax_of_ints_is_float64(case, data):
     """Integer logits give a float64 softmax."""
@@ -712,7 +712,7 @@ def test_softmax_of_ints_is_float64(case, data):
     assert_close(result, expected, atol=1e-12, what="the softmax", rule="as of float64 logits")
 
 
-@pytest.mark.exercise("5.5")
+@pytest.mark.exercise("5.6")
 def test_softmax_rejects_a_dim_out_of_range_naming_it():
     """dim 2 of a 2-d tensor is an IndexError naming the dim."""
     with raises_naming(IndexError, 2):
@@ -720,11 +720,11 @@ def test_softmax_rejects_a_dim_out_of_range_naming_it():
 
 
 # ---------------------------------------------------------------------------------------------
-# 5.6 masked_softmax
+# 5.7 masked_softmax
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.exercise("5.6")
+@pytest.mark.exercise("5.7")
 @given(data=st.data())
 def test_masked_softmax_matches_numpy(data):
     """Any layout and dim, a mask (bool, or 0/1 floats or ints) on its own layout that
@@ -756,7 +756,7 @@ def test_masked_softmax_matches_numpy(data):
     expect(f"entries of fully masked groups of {what}", emptied, np.zeros_like(emptied), rule)
 
 
-@pytest.mark.exercise("5.6")
+@pytest.mark.exercise("5.7")
 def test_masked_softmax_with_a_broadcast_mask_and_fully_masked_rows():
     """A (3, 1) mask on (3, 4) logits masks whole rows (exact zeros); a (4,) mask masks
     columns; the function and method forms agree."""
@@ -780,7 +780,7 @@ def test_masked_softmax_with_a_broadcast_mask_and_fully_masked_rows():
             expect(f"masked entries of {what}", masked, zeros, "a masked entry is exactly 0")
 
 
-@pytest.mark.exercise("5.6")
+@pytest.mark.exercise("5.7")
 def test_masked_softmax_ignores_huge_masked_logits():
     """Masked entries carry logits of 1000 and the kept ones are small: the maximum that is
     subtracted must come from the kept entries only."""
@@ -792,7 +792,7 @@ def test_masked_softmax_ignores_huge_masked_logits():
     assert_same(result, expected, exact=False, what="the masked softmax", rule=rule)
 
 
-@pytest.mark.exercise("5.6")
+@pytest.mark.exercise("5.7")
 def test_masked_softmax_of_large_logits_and_an_all_false_mask():
     """Logits near +-1000 stay finite; a mask that is all false gives all zeros."""
     x = np.array([[1000.0, 1001.0, 999.0], [-1000.0, -1001.0, -999.0]])

@@ -297,7 +297,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "[1, 3, 3, 2] gives 1, [1.0, nan, 5.0, nan] gives 1, [4] gives 0. Ints and bools "
         "compare the same way.",
     ),
-    "5.4": (
+    "5.5": (
         "For matrices, c[i, j] is the sum over p of a[i, p] * b[p, j]. If the three letters i, "
         "p and j each had a dim of their own, one broadcast multiply would form every product "
         "at once, and a sum over p would finish the job. Which size-1 dims must a [n, k] and "
@@ -313,7 +313,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "broadcasts the batch dims; sum over the k dim, second to last; squeeze the dims added "
         "for 1-D operands. Transposing b and summing over the last dim works as well.",
     ),
-    "5.5": (
+    "5.6": (
         "softmax(x) = exp(x) / sum(exp(x)), and it does not change when the same number is "
         "subtracted from every element of a group. Which number makes every argument of exp 0 or "
         "below, so that nothing overflows?",
@@ -324,9 +324,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "gets weight 0; an int tensor gives float64 weights. A negative dim counts from the "
         "end, and a dim out of range is refused by max and sum themselves.",
     ),
-    "5.6": (
+    "5.7": (
         "Give every left-out logit the value -inf and exp turns it into exactly 0. Then it is "
-        "the softmax of 5.5. What goes wrong in a group where every element is left out?",
+        "the softmax of 5.6. What goes wrong in a group where every element is left out?",
         "t.where(mask, value) keeps t where mask holds and puts value elsewhere, broadcasting "
         "the mask. After that come the steps of softmax: the group's max with keepdim, a "
         "subtraction, exp, the group's sum with keepdim, a division.",

@@ -62,7 +62,7 @@ def test_where_broadcasts_three_independent_5d_layouts(data):
     assert_same(flipped, expected, what="where(c <= 0.5, b, a)", rule=rule)
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 @at_most_examples(40)
 @given(data=st.data())
 def test_matmul_with_three_broadcast_batch_dims_on_random_layouts(data):
@@ -77,7 +77,7 @@ def test_matmul_with_three_broadcast_batch_dims_on_random_layouts(data):
     assert_matmul_close(a.tensor() @ b.tensor(), a.array, b.array, what="a @ b")
 
 
-@pytest.mark.exercise("5.4")
+@pytest.mark.exercise("5.5")
 def test_matmul_of_transposed_and_reversed_5d_operands():
     """(2, 1, 3, 4, 5) stored transposed @ (1, 4, 1, 5, 2) read with negative strides from a
     larger buffer: shape (2, 4, 3, 4, 2) and NumPy's values."""
@@ -98,7 +98,7 @@ def test_matmul_of_transposed_and_reversed_5d_operands():
     assert_close(result, expected, rtol=1e-12, atol=1e-12 * 45, what=what, rule=MATMUL_RULE)
 
 
-@pytest.mark.exercise("5.5")
+@pytest.mark.exercise("5.6")
 @at_most_examples(60)
 @given(data=st.data())
 def test_softmax_of_5d_layouts_with_minus_inf_entries(data):
@@ -160,7 +160,7 @@ def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
                 expect(f"what fold=sorted returned {over}", found, due, rule)
 
 
-@pytest.mark.exercise("5.6")
+@pytest.mark.exercise("5.7")
 @at_most_examples(60)
 @given(data=st.data())
 def test_masked_softmax_of_4d_layouts_with_broadcast_masks(data):

@@ -237,7 +237,7 @@ def test_an_error_in_provided_code_names_the_learners_function_and_what_it_retur
 
 
 def test_an_error_inside_an_earlier_exercise_is_shown_on_the_learners_own_line(tmp_path):
-    """An unsqueeze_layout (3.3) that breaks on a new last dim: matmul's (5.4) report points
+    """An unsqueeze_layout (3.3) that breaks on a new last dim: matmul's (5.5) report points
     at the line of matmul that called it, and names the earlier exercise it went into."""
     course = copy_of_reference(tmp_path / "course")
     views = course / BY_ID["3.3"].path
@@ -245,7 +245,7 @@ def test_an_error_inside_an_earlier_exercise_is_shown_on_the_learners_own_line(t
     right = "stride = layout.strides[dim] * layout.shape[dim] if dim < ndim else 1"
     assert source.count(right) == 1
     views.write_text(source.replace(right, "stride = layout.strides[dim] * layout.shape[dim]"))
-    state, text = checked("5.4", course)
+    state, text = checked("5.5", course)
     assert state == FAILING
     first = text.split("First failure, ")[1]
     line = re.search(r"raised at tenxor/reductions\.py:(\d+) in matmul", first)
