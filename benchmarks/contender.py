@@ -129,6 +129,8 @@ def measure(module: ModuleType, size: str, repeats: int) -> dict[str, Any]:
         extra = make(size)
         extra()  # once before timing: it must succeed
         results["extras"][name] = {"seconds": [seconds(extra) for _ in range(repeats)]}
+        if name in getattr(module, "EXTRA_MEMORY", ()):  # the extras whose peak means something
+            results["extras"][name]["peak_bytes"] = peak_bytes(extra)
     results["view_bytes"] = view_bytes(module)
     return results
 

@@ -22,41 +22,68 @@ COLOURS = {NUMPY: "#4c78a8", LOOP: "#72b7b2", TENXOR: "#f58518", WRAPPER: "#b279
 RATIOS = [(TENXOR, LOOP), (WRAPPER, TENXOR), (LOOP, NUMPY)]  # (slower, faster) columns
 
 
+TIME, MEMORY = "time", "peak memory"  # what a target compares: median seconds, peak bytes
+
+
 @dataclass(frozen=True)
 class Target:
-    """A goal for ratios of medians: `slower`'s time on each of `workloads` over `faster`'s on
-    the same workload, or on the matching one of `against` when it is given; at most `limit`,
-    or at least it."""
+    """A goal for `contender`'s `measure` (TIME: its median seconds; MEMORY: its peak bytes) on
+    each of `workloads`: over `reference`'s measure on the same workload, or on the matching one
+    of `against` when it is given; or, with no `reference`, the measure itself (seconds or
+    bytes). At most `limit`, or at least it."""
 
     text: str
     workloads: tuple[str, ...]
-    slower: str
-    faster: str
+    contender: str
+    reference: str | None
     limit: float
     at_most: bool = True
     against: tuple[str, ...] = ()
+    measure: str = TIME
 
-    def reached(self, ratio: float) -> bool:
-        return ratio <= self.limit if self.at_most else ratio >= self.limit
+    def reached(self, value: float) -> bool:
+        return value <= self.limit if self.at_most else value >= self.limit
 
     def pairs(self) -> list[tuple[str, str]]:
-        """(slower's workload, faster's workload) for each ratio of the target."""
+        """(contender's workload, reference's workload) for each value of the target."""
         return list(zip(self.workloads, self.against or self.workloads))
+
+    def value(
+        self, table: dict[str, dict[str, float]], workload: str, against: str
+    ) -> float | None:
+        """The value compared with the limit, from `table` (one measure of each contender on
+        each workload); None when a contender did not measure its workload."""
+        if self.reference is None:
+            return table.get(self.contender, {}).get(workload)
+        return ratio(table, self.contender, self.reference, workload, against)
+
+    def figure(self, value: float) -> str:
+        """A value of the target as printed: a ratio, or a time or a number of bytes."""
+        if self.reference is not None:
+            return f"{value:.2f}"
+        return size(round(value)) if self.measure == MEMORY else duration(value)
 
 
 DENSE_16, EDGES_16 = "GATv2 dense, N=16", "GATv2 edges, N=16"
+DENSE_64, EDGES_64 = "GATv2 dense, N=64", "GATv2 edges, N=64"
+MATMUL = "batched matmul"
 TARGETS = [
     Target("tenxor no slower than the plain loop (contiguous elementwise and reductions)",
            ("sum over each dim", "softmax"), TENXOR, LOOP, 1.0),
-    Target("tenxor within 2x of the plain loop (non-contiguous, broadcast, matmul)",
-           ("broadcast add", "transpose, contiguous", "five views, one op", "batched matmul"),
-           TENXOR, LOOP, 2.0),
+    Target("tenxor within 2x of the plain loop (non-contiguous, broadcast)",
+           ("broadcast add", "transpose, contiguous", "five views, one op"), TENXOR, LOOP, 2.0),
+    Target("tenxor's batched matmul (the fused kernel) no slower than the plain loop",
+           (MATMUL,), TENXOR, LOOP, 1.0),
+    Target("tenxor's batched matmul at most 2x the plain loop's peak memory",
+           (MATMUL,), TENXOR, LOOP, 2.0, measure=MEMORY),
     Target("tenxor at least 20x faster than the wrapper design",
-           ("broadcast add", "batched matmul"), WRAPPER, TENXOR, 20.0, at_most=False),
+           ("broadcast add", MATMUL), WRAPPER, TENXOR, 20.0, at_most=False),
     Target("tenxor's edge-list GATv2 at least 3x faster than its dense one at N=16",
            (DENSE_16,), TENXOR, TENXOR, 3.0, at_most=False, against=(EDGES_16,)),
     Target("tenxor's edge-list GATv2 within 2x of the plain loop",
-           (EDGES_16, "GATv2 edges, N=64"), TENXOR, LOOP, 2.0),
+           (EDGES_16, EDGES_64), TENXOR, LOOP, 2.0),
+    Target("tenxor's dense GATv2 at N=64 at most 300 MiB at peak",
+           (DENSE_64,), TENXOR, None, 300 * 2**20, measure=MEMORY),
 ]  # fmt: skip
 VIEW_LIMIT = 4096  # bytes: a view allocates a layout (a copy of 10^6 floats: 8 MB)
 
@@ -66,6 +93,16 @@ def extra_names(results: dict[str, Any]) -> list[str]:
     return sorted({name for result in results.values() for name in result["extras"]})
 
 
+def row_names(results: dict[str, Any]) -> list[str]:
+    """The rows of the tables and the groups of the chart: each workload, followed by the extra
+    measurements named after it ("batched matmul, first design"), then the other extras."""
+    extras = extra_names(results)
+    names = []
+    for workload in WORKLOADS:
+        names += [workload.name, *(e for e in extras if e.startswith(f"{workload.name}, "))]
+    return names + [e for e in extras if e not in names]
+
+
 def medians(results: dict[str, Any]) -> dict[str, dict[str, float]]:
     """For each contender, the median seconds of each workload (and extra measurement)."""
     table: dict[str, dict[str, float]] = {}
@@ -73,6 +110,17 @@ def medians(results: dict[str, Any]) -> dict[str, dict[str, float]]:
         timed = {**result["workloads"], **result["extras"]}
         table[name] = {key: statistics.median(entry["seconds"]) for key, entry in timed.items()}
     return table
+
+
+def peaks(results: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """For each contender, the peak bytes of each workload (and extra measurement) that has
+    them."""
+    return {
+        name: {key: entry["peak_bytes"]
+               for key, entry in {**result["workloads"], **result["extras"]}.items()
+               if "peak_bytes" in entry}
+        for name, result in results.items()
+    }  # fmt: skip
 
 
 def duration(seconds: float | None) -> str:
@@ -117,43 +165,38 @@ def rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     names = [name for name in ORDER if name in table]
     header = ["workload", *names, *(f"{a} / {b}" for a, b in RATIOS)]
     body = []
-    for workload in WORKLOADS:
-        cells = [workload.name, *(duration(table[n].get(workload.name)) for n in names)]
-        cells += [times_text(ratio(table, a, b, workload.name)) for a, b in RATIOS]
-        body.append(cells)
-    for extra in extra_names(results):
-        cells = [extra, *(duration(table[n].get(extra)) for n in names)]
-        body.append(cells + ["-"] * len(RATIOS))
+    for row in row_names(results):  # an extra's ratios are "-": only one contender makes it
+        cells = [row, *(duration(table[n].get(row)) for n in names)]
+        body.append(cells + [times_text(ratio(table, a, b, row)) for a, b in RATIOS])
     return header, body
 
 
-def peak(result: dict[str, Any], workload: str) -> str:
-    """A contender's peak memory on a workload, "-" if it left the workload out."""
-    measured = result["workloads"].get(workload)
-    return "-" if measured is None else size(measured["peak_bytes"])
-
-
 def memory_rows(results: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """The header and rows of the memory table: peak bytes per workload, then view bytes."""
+    """The header and rows of the memory table: peak bytes per workload (and per extra
+    measurement that has them; "-" where a contender left one out), then view bytes."""
     names = [name for name in ORDER if name in results]
-    body = [[w.name, *(peak(results[n], w.name) for n in names)] for w in WORKLOADS]
+    table = peaks(results)
+    workloads = {w.name for w in WORKLOADS}
+    shown = [r for r in row_names(results) if r in workloads or any(r in t for t in table.values())]
+    body = [[r, *(size(table[n][r]) if r in table[n] else "-" for n in names)] for r in shown]
     shape = " x ".join(map(str, VIEW_SHAPE))
     body.append([f"transposed view of {shape}", *(size(results[n]["view_bytes"]) for n in names)])
     return ["peak memory", *names], body
 
 
 def target_lines(results: dict[str, Any]) -> list[str]:
-    """Each target with the ratios measured and whether each is reached."""
-    table = medians(results)
+    """Each target with the values measured (ratios, or seconds or bytes) and whether each is
+    reached."""
+    tables = {TIME: medians(results), MEMORY: peaks(results)}
     lines = []
     for target in TARGETS:
         parts = []
         for workload, against in target.pairs():
-            value = ratio(table, target.slower, target.faster, workload, against)
+            value = target.value(tables[target.measure], workload, against)
             if value is not None:
                 mark = "reached" if target.reached(value) else "NOT reached"
                 label = workload if against == workload else f"{workload} / {against}"
-                parts.append(f"{label} {value:.2f} ({mark})")
+                parts.append(f"{label} {target.figure(value)} ({mark})")
         lines.append(f"{target.text}: {'; '.join(parts) or 'not measured'}")
     if TENXOR in results:
         view = results[TENXOR]["view_bytes"]
@@ -240,7 +283,7 @@ def chart(results: dict[str, Any]) -> str:
     def x(seconds: float) -> float:
         return left + width * math.log10(seconds / low) / decades
 
-    groups = [w.name for w in WORKLOADS] + extra_names(results)
+    groups = row_names(results)
     height = top + len(groups) * (len(names) * bar + gap) + 30
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{left + width + 40}" height="{height}" '

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from collections.abc import Callable
 
@@ -13,9 +14,11 @@ from tenxor.course.check import DONE, check_exercise
 from tenxor.graph_attention import edge_list, project
 from tenxor.scatter import gather_rows
 
+from .contender import compare
 from .workloads import WORKLOADS, inputs
 
 NAME = "tenxor"
+FIRST_DESIGN = "batched matmul, first design"  # an extra measurement: matmul before the kernel
 
 
 def convert(array: np.ndarray) -> Tenxor:
@@ -105,5 +108,28 @@ def projections(size: str) -> Callable[[], None]:
     return run
 
 
+def first_design_matmul(a: Tenxor, b: Tenxor) -> Tenxor:
+    """The batched matmul as tenxor first computed it: every product a[..., i, k] * b[..., k, j]
+    held in one [..., n, k, m] tensor, then summed over k."""
+    return (a.unsqueeze(-1) * b.unsqueeze(-3)).sum(-2)
+
+
+def first_design(size: str) -> Callable[[], None]:
+    """The batched matmul workload's inputs multiplied the first-design way, beside the fused
+    kernel that `a @ b` runs on; checked against NumPy's answer once, when made."""
+    workload = next(w for w in WORKLOADS if w.name == "batched matmul")
+    arrays = inputs(workload, size)
+    a, b = (convert(array) for array in arrays)
+    named = dataclasses.replace(workload, name=FIRST_DESIGN)
+    compare(NAME, named, first_design_matmul(a, b), workload.numpy(*arrays), to_numpy)
+
+    def run() -> None:
+        first_design_matmul(a, b)
+
+    return run
+
+
 # Measured for tenxor only; each makes, for a size, what is timed.
-EXTRAS = {"check() latency": check_latency, "GATv2 projections, N=16": projections}
+EXTRAS = {"check() latency": check_latency, "GATv2 projections, N=16": projections,
+          FIRST_DESIGN: first_design}  # fmt: skip
+EXTRA_MEMORY = {FIRST_DESIGN}  # its peak memory stands beside the fused matmul's

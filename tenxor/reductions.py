@@ -186,7 +186,7 @@ def combine_fold_values(
     row_size = shape[reduced[-1]] if reduced else 1
     steps = [m.strides[-1] if reduced else 0 for m in layouts]
     group_rows = [Layout(m.shape[len(kept) : -1], m.strides[len(kept) : -1], 0) for m in layouts]
-    rows = list(zip(*map(walk_offsets, group_rows))) if reduced else [(0,) * len(layouts)]
+    row_starts = list(zip(*map(walk_offsets, group_rows))) if reduced else [(0,) * len(layouts)]
     datas, sizes = [data for data, _ in operands], [row_size] * len(operands)
 
     def row(starts: Sequence[int]) -> Iterator[Any]:
@@ -197,12 +197,12 @@ def combine_fold_values(
     def group(starts: Sequence[int]) -> Iterator[Any]:
         """The combined elements of the group whose operands start at `starts`, row by row."""
         return chain.from_iterable(
-            row([start + relative for start, relative in zip(starts, firsts)]) for firsts in rows
+            row([start + step for start, step in zip(starts, relative)]) for relative in row_starts
         )
 
     # Each output element's start in every operand, walked in row-major order of the kept dims.
     walk = zip(*map(walk_offsets, outputs))
-    if len(rows) == 1 and not any(rows[0]):  # a group is one row (one reduced dim, as in matmul)
+    if len(row_starts) == 1:  # a group is one row (one reduced dim, as in matmul): no chain
         values = [fold(row(starts)) for starts in walk]
     else:
         values = [fold(group(starts)) for starts in walk]
@@ -261,9 +261,10 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 
 def softmax(t: Tensor, dim: int) -> Tensor:
-    """exp(t) normalised to sum to 1 along `dim`, computed without overflow by subtracting
-    each group's maximum first (which leaves the result unchanged): the elements along `dim`
-    whose other indices agree form one group.
+    """The softmax along `dim`: each element's exp divided by the sum of the exps of its
+    group (the elements along `dim` whose other indices agree), so the weights of every group are
+    at least 0 and sum to 1. Every finite input gives a finite result, however large its values:
+    no exp may overflow to inf and no weight become nan. Integer and bool tensors give float64.
 
     Raises IndexError for a dim out of range; the message names the dim as given and the
     number of dims, for example: `dim 2 is out of range for a tensor with 2 dims`.

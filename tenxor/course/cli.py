@@ -112,6 +112,15 @@ def drawn(arguments: argparse.Namespace) -> Picture:
         return diagrams.reduction_diagram(
             arguments.reduce, arguments.dim, keepdim=arguments.keepdim
         )
+    if arguments.fold_walk:
+        if arguments.index is None:
+            raise ValueError("--fold-walk needs --index: the output element, e.g. --index 0,1")
+        operands = [tensor_of(expression) for expression in arguments.fold_walk]
+        try:
+            return diagrams.fold_walk_diagram(operands, arguments.dim, arguments.index,
+                                              keepdim=arguments.keepdim)  # fmt: skip
+        except IndexError as error:  # a dim or an index that does not fit: bad input
+            raise ValueError(str(error)) from None
     if arguments.tensor and arguments.view:
         x = tensor_of(arguments.tensor)
         return diagrams.view_diagram(x, tensor_of(arguments.view, x), "x", arguments.view,
@@ -155,8 +164,9 @@ def draw_parser(commands: argparse._SubParsersAction) -> None:
             "Render one diagram to a file for slides: a layout (--shape with --strides, "
             "--offset), a tensor or a view given as tenxor expressions (names such as arange, "
             "tensor, zeros are available; the view reads the tensor as x), the broadcasting of "
-            "shapes, a reduction, or the bytes of values. The file name's suffix picks SVG or "
-            "PNG (PNG needs CairoSVG and the cairo library). --gallery renders every figure."
+            "shapes, a reduction, the fused kernel's walk for one output element, or the bytes of "
+            "values. The file name's suffix picks SVG or PNG (PNG needs CairoSVG and the cairo "
+            "library). --gallery renders every figure."
         ),
     )
     what = draw.add_mutually_exclusive_group(required=True)
@@ -166,12 +176,19 @@ def draw_parser(commands: argparse._SubParsersAction) -> None:
     what.add_argument("--broadcast", type=ints, nargs="+", metavar="SHAPE", help="e.g. 3,1 4")
     what.add_argument("--reduce", type=ints, metavar="SHAPE", help="reduce SHAPE along --dim")
     what.add_argument("--bytes", type=floats, metavar="VALUES", help="float32 and bfloat16 bytes")
+    what.add_argument(
+        "--fold-walk", nargs="+", metavar="EXPR",
+        help="the fused kernel's walk for one output element (--index) of operands given as "
+        'tenxor expressions, folding --dim, e.g. "arange(6).view(2, 3).unsqueeze(-2)" '
+        '"arange(6).view(3, 2).T.unsqueeze(-3)" --index 0,1',
+    )  # fmt: skip
     draw.add_argument("--strides", type=ints, help="with --shape (default: row-major)")
     draw.add_argument("--offset", type=int, default=0, help="with --shape: storage offset")
     draw.add_argument("--storage-size", type=int, help="with --shape (default: just enough)")
     draw.add_argument("--view", metavar="EXPR", help='with --tensor: a view of x, e.g. "x.T"')
-    draw.add_argument("--dim", type=int, default=-1, help="with --reduce (default -1)")
-    draw.add_argument("--keepdim", action="store_true", help="with --reduce")
+    draw.add_argument("--dim", type=int, default=-1, help="with --reduce, --fold-walk (default -1)")
+    draw.add_argument("--keepdim", action="store_true", help="with --reduce or --fold-walk")
+    draw.add_argument("--index", type=ints, help="with --fold-walk: the output element, e.g. 0,1")
     draw.add_argument(
         "--arrows", default=None, choices=("all", "none", "strides"),
         help="which cells get an arrow (default: all of a small tensor, else strides)",

@@ -17,6 +17,7 @@ from tenxor.graph_attention import GATv2
 
 from .alignment import broadcast_diagram
 from .figures import gather_diagram, layout_diagram, reduction_diagram, view_diagram
+from .folds import fold_walk_diagram
 from .graphs import graph_diagram
 from .memory import bytes_diagram
 from .render import Picture
@@ -96,6 +97,14 @@ def attention_figure() -> Picture:
     return graph_diagram(GALLERY_GRAPH, node_mask[0], alpha[0, :, :, 0], name="head 0")
 
 
+def matmul_walk_figure() -> Picture:
+    """a @ b on the fused kernel, for a (2, 3) and b (3, 2): rows = a.unsqueeze(-2) and
+    columns = b.transpose(-1, -2).unsqueeze(-3) meet at out[0, 1] along the last dim."""
+    a, b = of_arange(2, 3), arange(10, 16).view(3, 2)
+    rows, columns = a.unsqueeze(-2), b.transpose(-1, -2).unsqueeze(-3)
+    return fold_walk_diagram([rows, columns], -1, (0, 1), names=["rows", "columns"])
+
+
 def figures() -> list[Figure]:
     """Every figure of the gallery, in the order of the course."""
     return [
@@ -166,6 +175,10 @@ def figures() -> list[Figure]:
                     "The runs of an expanded view: the two stride-0 dims join into one run that "
                     "reads a single storage cell six times.",
                     (4,), "x.expand(2, 3, 4)", lambda x: x.expand(2, 3, 4)),
+        Figure("22-fused-kernel-matmul.svg",
+               "a @ b on the fused kernel, a (2, 3) and b (3, 2): rows = a.unsqueeze(-2) and "
+               "columns = b.transpose(-1, -2).unsqueeze(-3) meet at out[0, 1]; the kernel "
+               "multiplies 3 pairs and sums them in one accumulator.", matmul_walk_figure),
     ]  # fmt: skip
 
 

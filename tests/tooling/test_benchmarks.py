@@ -55,6 +55,22 @@ def test_every_contender_runs_every_workload_and_matches_numpy(tiny_run):
     for workload in WORKLOADS:
         assert workload.name in printed
     assert "Targets" in printed and "edge-list GATv2" in printed
+    assert "tenxor's dense GATv2 at N=64 at most 300 MiB at peak: GATv2 dense, N=64 " in printed
+
+
+def test_the_first_design_matmul_is_timed_in_the_row_after_the_fused_one(tiny_run):
+    out, printed = tiny_run
+    results = bench.json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results[report.TENXOR]["extras"][tenxor_version.FIRST_DESIGN]["seconds"][0] > 0
+    rows = [line.split("  ")[0] for line in printed.splitlines()]
+    assert rows[rows.index(report.MATMUL) + 1] == tenxor_version.FIRST_DESIGN
+
+
+def test_the_first_design_matmul_is_checked_against_numpy(monkeypatch):
+    tenxor_version.first_design("tiny")()  # the reference design matches NumPy
+    monkeypatch.setattr(tenxor_version, "first_design_matmul", lambda a, b: a @ b + 1.0)
+    with pytest.raises(contender.WrongResult, match="tenxor, batched matmul, first design: diff"):
+        tenxor_version.first_design("tiny")
 
 
 def test_the_wrapper_design_runs_the_dense_gatv2_at_n16_only(tiny_run):
@@ -142,27 +158,112 @@ def test_the_readme_table_is_replaced_between_its_markers(tmp_path):
     )
 
 
-def test_targets_say_which_ratios_reach_them():
-    def timed(seconds: float, **other: float) -> dict:
-        workloads = {w.name: {"seconds": [other.get(w.name, seconds)]} for w in WORKLOADS}
-        return {"workloads": workloads, "extras": {}}
+def made_up(seconds: float, peak: int = 1000, times: dict | None = None,
+            peaks: dict | None = None) -> dict:  # fmt: skip
+    """One contender's made-up results: `seconds` and `peak` bytes on every workload, but for
+    the workloads named in `times` and `peaks`."""
+    times, peaks = times or {}, peaks or {}
+    workloads = {w.name: {"seconds": [times.get(w.name, seconds)],
+                          "peak_bytes": peaks.get(w.name, peak)} for w in WORKLOADS}  # fmt: skip
+    return {"workloads": workloads, "extras": {}, "view_bytes": 100}
 
-    edges = {report.EDGES_16: 0.4, "GATv2 edges, N=64": 3.5}
-    results = {report.LOOP: timed(1.0), report.TENXOR: {**timed(1.5, **edges), "view_bytes": 100},
-               report.WRAPPER: timed(45.0)}  # fmt: skip
+
+def line_of(lines: list[str], target: report.Target) -> str:
+    return lines[report.TARGETS.index(target)]
+
+
+MEMORY_TARGETS = [t for t in report.TARGETS if t.measure == report.MEMORY]
+MATMUL_MEMORY = next(t for t in MEMORY_TARGETS if t.reference == report.LOOP)
+DENSE_MEMORY = next(t for t in MEMORY_TARGETS if t.reference is None)
+
+
+def test_targets_say_which_ratios_reach_them():
+    edges = {report.EDGES_16: 0.4, report.EDGES_64: 3.5}
+    results = {report.LOOP: made_up(1.0), report.TENXOR: made_up(1.5, times=edges),
+               report.WRAPPER: made_up(45.0)}  # fmt: skip
     lines = report.target_lines(results)
+    assert len(lines) == len(report.TARGETS) + 1  # and the view's line
     assert lines[0].count("NOT reached") == 2  # 1.5x the loop: slower than the floor
-    assert "NOT reached" not in lines[1] and lines[1].count("1.50 (reached)") == 4
-    assert lines[2].count("30.00 (reached)") == 2
-    assert lines[3].endswith(f"{report.DENSE_16} / {report.EDGES_16} 3.75 (reached)")
-    assert "0.40 (reached)" in lines[4] and "3.50 (NOT reached)" in lines[4]
-    assert lines[5].endswith("100 B (reached)")
+    assert "NOT reached" not in lines[1] and lines[1].count("1.50 (reached)") == 3
+    assert lines[2].endswith(": batched matmul 1.50 (NOT reached)")  # the fused matmul: at most 1x
+    assert "matmul" not in lines[0] + lines[1]
+    assert lines[4].count("30.00 (reached)") == 2
+    assert lines[5].endswith(f"{report.DENSE_16} / {report.EDGES_16} 3.75 (reached)")
+    assert "0.40 (reached)" in lines[6] and "3.50 (NOT reached)" in lines[6]
+    assert lines[-1].endswith("100 B (reached)")
+
+
+@pytest.mark.parametrize(
+    "matmul, dense, matmul_figure, dense_figure",
+    [
+        (1_500, 250 * 2**20, "1.50 (reached)", "250 MiB (reached)"),
+        (2_000, 300 * 2**20, "2.00 (reached)", "300 MiB (reached)"),  # at most: the limit holds
+        (2_500, 1100 * 2**20, "2.50 (NOT reached)", "1100 MiB (NOT reached)"),
+        (500_000, 300 * 2**20 + 4096, "500.00 (NOT reached)", "300 MiB (NOT reached)"),
+    ],
+)  # fmt: skip
+def test_memory_targets_compare_peak_bytes_with_the_loop_or_with_a_limit(
+    matmul: int, dense: int, matmul_figure: str, dense_figure: str
+):
+    peaks = {report.MATMUL: matmul, report.DENSE_64: dense}
+    fast = {report.MATMUL: 0.5}  # the time target of the same workload is reached
+    results = {report.LOOP: made_up(1.0, peak=1000),
+               report.TENXOR: made_up(0.5, peak=1000, times=fast, peaks=peaks)}  # fmt: skip
+    lines = report.target_lines(results)
+    assert line_of(lines, MATMUL_MEMORY) == (
+        f"tenxor's batched matmul at most 2x the plain loop's peak memory: batched matmul "
+        f"{matmul_figure}"
+    )
+    assert line_of(lines, DENSE_MEMORY) == (
+        f"tenxor's dense GATv2 at N=64 at most 300 MiB at peak: GATv2 dense, N=64 {dense_figure}"
+    )
+    assert lines[2].endswith(": batched matmul 0.50 (reached)")
+    markdown = report.markdown_report(results, "2026-11-26", 1)
+    text = report.text_report(results)
+    for line in (line_of(lines, MATMUL_MEMORY), line_of(lines, DENSE_MEMORY)):
+        assert f"\n- {line}\n" in markdown and f"\n{line}\n" in text
+    assert "\nTargets:\n" in markdown and "\nTargets\n" in text
+
+
+def test_a_target_against_a_limit_prints_the_measure_itself():
+    peak = report.Target("peak", ("softmax",), report.TENXOR, None, 2**20, measure=report.MEMORY)
+    time = report.Target("time", ("softmax",), report.TENXOR, None, 0.01)
+    table = {report.TENXOR: {"softmax": 2048.0}}
+    assert peak.value(table, "softmax", "softmax") == 2048.0 and peak.reached(2048.0)
+    assert peak.figure(2048.0) == "2 KiB" and time.figure(0.005) == "5 ms"
+    assert peak.value(table, "broadcast add", "broadcast add") is None
+    assert not time.reached(0.02)
 
 
 def test_a_target_whose_contender_left_a_workload_out_is_not_measured():
     results = {report.TENXOR: {"workloads": {}, "extras": {}, "view_bytes": 100}}
-    assert report.target_lines(results)[3].endswith(": not measured")
+    lines = report.target_lines(results)
+    assert lines[3].endswith(": not measured")
+    assert all(line.endswith(": not measured") for line in lines[:-1])
     assert report.ratio(report.medians(results), report.TENXOR, report.LOOP, "softmax") is None
+    timed_only = {name: {**result, "workloads": {w: {"seconds": entry["seconds"]}
+                                                 for w, entry in result["workloads"].items()}}
+                  for name, result in {report.LOOP: made_up(1.0),
+                                       report.TENXOR: made_up(1.0)}.items()}  # fmt: skip
+    lines = report.target_lines(timed_only)  # results with no peak bytes: memory not measured
+    assert all(line_of(lines, t).endswith(": not measured") for t in MEMORY_TARGETS)
+
+
+def test_an_extra_named_after_a_workload_follows_its_row_and_shows_its_peak_when_measured():
+    results = {report.LOOP: made_up(1.0), report.TENXOR: made_up(1.0)}
+    results[report.TENXOR]["extras"] = {
+        tenxor_version.FIRST_DESIGN: {"seconds": [2.0], "peak_bytes": 4096},
+        "check() latency": {"seconds": [0.1]},
+    }
+    _, timing = report.rows(results)
+    names = [row[0] for row in timing]
+    after = timing[names.index(report.MATMUL) + 1]
+    assert after == [tenxor_version.FIRST_DESIGN, "-", "2 s", "-", "-", "-"]
+    assert names[-1] == "check() latency"
+    _, memory = report.memory_rows(results)
+    names = [row[0] for row in memory]
+    assert memory[names.index(report.MATMUL) + 1] == [tenxor_version.FIRST_DESIGN, "-", "4 KiB"]
+    assert "check() latency" not in names  # no peak measured: no memory row
 
 
 def test_the_grading_benchmark_grades_a_complete_submission_to_full_marks(capsys):
