@@ -58,16 +58,19 @@ def matmul(a: Tenxor, b: Tenxor) -> Tenxor:
 
 def combine_fold(
     combine: Any,
-    first: Tenxor,
+    first: Any,
     *others: Any,
     fold: Any = builtins.sum,
     dim: Any = None,
     keepdim: bool = False,
+    dtype: DType | None = None,
 ) -> Tenxor:
-    """`fold` of `combine` over the broadcast tensors along `dim`, without holding the
+    """`fold` of `combine` over the broadcast operands along `dim`, without holding the
     combined tensor (see Tenxor.combine_fold): combine_fold(operator.mul, a, b, dim=-1) is
-    (a * b).sum(-1)."""
-    return first.combine_fold(combine, *others, fold=fold, dim=dim, keepdim=keepdim)
+    (a * b).sum(-1). Numbers and nested lists are operands too."""
+    return core.as_tensor(first).combine_fold(
+        combine, *others, fold=fold, dim=dim, keepdim=keepdim, dtype=dtype
+    )
 
 
 def softmax(t: Tenxor, dim: int) -> Tenxor:

@@ -202,7 +202,7 @@ def combine_fold_values(
 
     # Each output element's start in every operand, walked in row-major order of the kept dims.
     walk = zip(*map(walk_offsets, outputs))
-    if len(row_starts) == 1:  # a group is one row (one reduced dim, as in matmul): no chain
+    if len(row_starts) == 1:  # one row (one reduced dim, as in matmul), at the group's start
         values = [fold(row(starts)) for starts in walk]
     else:
         values = [fold(group(starts)) for starts in walk]

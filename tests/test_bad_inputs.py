@@ -9,11 +9,14 @@ never with other exercises.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import pytest
 
 import tenxor
 from tenxor.core import Tenxor
+from tenxor.reductions import combine_fold_values
 from tenxor.storage import Storage, byte_strides, numel, round_to_bfloat16
 from tenxor.strides import (
     Layout,
@@ -24,7 +27,7 @@ from tenxor.strides import (
     offset_to_index,
 )
 from tenxor.views import infer_shape, permute_layout, squeeze_layout, unsqueeze_layout
-from tests.support import from_numpy, make_tensor, raises_naming
+from tests.support import from_numpy, make_tensor, raises_naming, row_major_strides
 
 
 def bad(exercise: str, id: str, call, error: type[Exception], *values: object):
@@ -75,6 +78,11 @@ def layer(features_in: int, heads: int, features_out: int) -> tenxor.GATv2:
     """A GATv2 layer of zeros for nodes of `features_in` features, no biases."""
     theta = zeros(features_in, heads, features_out)
     return tenxor.GATv2(theta, theta, zeros(heads, features_out))
+
+
+def operand(*shape: int) -> tuple[list[float], Layout]:
+    """A (data, layout) operand of the fused kernel: zeros read in row-major order."""
+    return [0.0] * int(np.prod(shape)), Layout(shape, row_major_strides(shape))
 
 
 def transposed() -> Tenxor:
@@ -293,11 +301,34 @@ BAD_INPUTS = [
         2),
     bad("provided", "argmax-over-empty-dim", lambda: zeros(2, 0).argmax(1), ValueError,
         1, 0, (2, 0)),
+    # 5.4 the fused kernel
+    bad("5.4", "combine-fold-no-operands", lambda: combine_fold_values(operator.mul, sum, []),
+        ValueError, 0),
+    bad("5.4", "combine-fold-shapes-not-broadcastable",
+        lambda: combine_fold_values(operator.mul, sum, [operand(2, 3), operand(3), operand(4, 1)]),
+        ValueError, (2, 3), (3,), (4, 1), 2, 4),
+    bad("5.4", "combine-fold-dim-out-of-range-of-the-broadcast-shape",
+        lambda: combine_fold_values(operator.mul, sum, [operand(3), operand(2, 1, 1)], 5),
+        IndexError, 5, 3),
+    bad("5.4", "combine-fold-negative-dim-out-of-range",
+        lambda: combine_fold_values(operator.mul, sum, [operand(3), operand(2, 1, 1)], (0, -4)),
+        IndexError, -4, 3),
+    bad("5.4", "combine-fold-same-dim-twice",
+        lambda: combine_fold_values(operator.mul, sum, [operand(2, 3), operand(3)], (1, -1)),
+        ValueError, (1, -1)),
+    bad("5.4", "tensor-combine-fold-not-broadcastable",
+        lambda: matrix().combine_fold(operator.mul, zeros(2)), ValueError, (2, 3), (2,), 3, 2),
+    bad("5.4", "tensor-combine-fold-dim-out-of-range",
+        lambda: tenxor.combine_fold(operator.mul, vector(), matrix(), dim=2), IndexError, 2),
+    bad("5.4", "tensor-combine-fold-same-dim-twice",
+        lambda: matrix().combine_fold(operator.mul, vector(), dim=(0, 0)), ValueError, (0, 0)),
     # 5.5 matmul
     bad("5.5", "matmul-inner-dims-differ", lambda: matrix() @ zeros(4, 2), ValueError,
         (2, 3), (4, 2), 3, 4),
     bad("5.5", "matmul-matrix-vector-inner-dims-differ", lambda: matrix() @ zeros(2),
         ValueError, (2, 3), (2,), 3, 2),
+    bad("5.5", "matmul-vectors-of-different-lengths", lambda: vector() @ zeros(4), ValueError,
+        (3,), (4,), 3, 4),
     bad("5.5", "matmul-0d-left", lambda: scalar() @ matrix(), ValueError,
         (), (2, 3)),
     bad("5.5", "matmul-0d-right", lambda: tenxor.matmul(matrix(), scalar()), ValueError,

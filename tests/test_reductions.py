@@ -1,13 +1,16 @@
-"""Chapter 5: the reduce kernel, sum/max/min/mean/argmax, matmul, softmax, masked softmax.
+"""Chapter 5: the reduce kernel, sum/max/min/mean/argmax, the fused kernel (combine_fold),
+matmul, softmax, masked softmax.
 
-Expected values come from NumPy (np.sum, np.max, np.mean, np.argmax, np.matmul and a
-numerically stable softmax written with NumPy) applied to the arrays the layouts describe.
+Expected values come from NumPy (np.sum, np.max, np.mean, np.argmax, np.einsum, np.matmul and
+a numerically stable softmax written with NumPy) applied to the arrays the layouts describe.
 """
 
 from __future__ import annotations
 
 import math
+import operator
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -15,13 +18,20 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import tenxor
-from tenxor.reductions import first_largest_position, matmul, reduce_values
+from tenxor.reductions import (
+    combine_fold_values,
+    first_largest_position,
+    matmul,
+    reduce_values,
+)
 from tenxor.strides import Layout
 from tests.support import (
+    NUMPY_DTYPES,
     Case,
     Mismatch,
     assert_same,
     at_most_examples,
+    broadcastable_shapes,
     cases,
     compact,
     contiguous_case,
@@ -29,6 +39,7 @@ from tests.support import (
     from_numpy,
     masked_softmax_reference,
     raises_naming,
+    sizes,
     stable_softmax,
     to_numpy,
     view_case,
@@ -152,6 +163,19 @@ def expanded_case(small: np.ndarray, shape: tuple[int, ...]) -> Case:
     """`small` stretched to `shape` with stride 0 on the stretched dims."""
     base = np.ascontiguousarray(small)
     return view_case(base, np.broadcast_to(base, shape))
+
+
+def operand_layouts(array: np.ndarray, small: np.ndarray | None = None) -> dict[str, Case]:
+    """`array` as contiguous, transposed, sliced with negative steps, and (if `small` is
+    given) as `small` expanded with stride 0."""
+    found = {
+        "contiguous": contiguous_case(array),
+        "transposed": transposed_case(array),
+        "sliced": sliced_case(array, tuple(-2 if d % 2 == 0 else 3 for d in range(array.ndim))),
+    }
+    if small is not None:
+        found["expanded"] = expanded_case(small, array.shape)
+    return found
 
 
 @st.composite
@@ -494,6 +518,415 @@ def test_argmax_rejects_several_dims_and_dims_out_of_range():
 
 
 # ---------------------------------------------------------------------------------------------
+# 5.4 combine_fold_values: the fused kernel, and Tenxor.combine_fold
+# ---------------------------------------------------------------------------------------------
+
+LETTERS = "abcdefgh"  # np.einsum's names for the dims of a broadcast shape
+
+
+@st.composite
+def fused_operands(
+    draw: st.DrawFn, count: int, kind: str = "float", min_dims: int = 1, max_dims: int = 4
+):
+    """`count` Cases, each on its own random layout (offsets, gaps, negative strides, size-0
+    and size-1 dims; some expanded: a dim read with stride 0), whose shapes broadcast together
+    (leading dims dropped, dims of size 1 stretched; one operand has every dim); the dims of
+    the broadcast shape to reduce; and keepdim."""
+    ndim = draw(st.integers(min_dims, max_dims))  # a 0-d broadcast shape: explicit cases
+    target = tuple(draw(sizes) for _ in range(ndim))
+    whole = draw(st.integers(0, count - 1))  # the operand that has every dim of the target
+    operands = []
+    for k in range(count):
+        keep = ndim if k == whole else draw(st.integers(0, ndim))
+        shape = tuple(1 if draw(st.booleans()) else n for n in target[ndim - keep :])
+        case = draw(cases(shape=shape, kind=kind))
+        if shape and draw(st.booleans()):  # expanded: one dim reads the same elements again
+            d, strides = draw(st.integers(0, len(shape) - 1)), list(case.layout.strides)
+            strides[d] = 0
+            case = Case(case.buffer, Layout(shape, tuple(strides), case.layout.offset))
+        operands.append(case)
+    return operands, draw(dims_for(ndim)), draw(st.booleans())
+
+
+def expanded_column() -> Case:
+    """A typical operand for an explicit example: an int (3, 1) column expanded to (3, 4)
+    with stride 0, read from storage offset 2."""
+    column = np.array([9, 9, 3, -1, 2])
+    return view_case(column, np.broadcast_to(column[2:, None], (3, 4)))
+
+
+def reversed_slice() -> Case:
+    """A typical operand for an explicit example: an int (2, 1, 4) slice with steps -2, 1 and 3
+    of a larger buffer (negative strides, a storage offset)."""
+    return sliced_case(np.arange(8).reshape(2, 1, 4) * 3 % 7 - 3, (-2, 1, 3))
+
+
+def data_of(operands: list[Case]) -> list[tuple[list, Layout]]:
+    """The operands as combine_fold_values takes them: (a storage's elements, the layout that
+    reads them)."""
+    return [(case.buffer.tolist(), case.layout) for case in operands]
+
+
+def kept_shape(shape: tuple[int, ...], dims, keepdim: bool) -> tuple[int, ...]:
+    """The shape of a reduction of `shape` over `dims`."""
+    reduced = reduced_dims(dims, len(shape))
+    if keepdim:
+        return tuple(1 if d in reduced else size for d, size in enumerate(shape))
+    return tuple(size for d, size in enumerate(shape) if d not in reduced)
+
+
+def products_summed(arrays: list[np.ndarray], dims, keepdim: bool) -> np.ndarray:
+    """np.einsum of the arrays broadcast together: their elementwise products summed over the
+    reduced dims (every letter of the broadcast shape in each operand, the kept ones out)."""
+    shape = np.broadcast_shapes(*(array.shape for array in arrays))
+    letters = LETTERS[: len(shape)]
+    reduced = reduced_dims(dims, len(shape))
+    kept = "".join(letter for d, letter in enumerate(letters) if d not in reduced)
+    spec = ",".join([letters] * len(arrays)) + "->" + kept
+    total = np.einsum(spec, *(np.broadcast_to(array, shape) for array in arrays))
+    return np.asarray(total).reshape(kept_shape(shape, dims, keepdim))
+
+
+def expect_close_values(what: str, values: object, expected: np.ndarray, rule: str) -> None:
+    """`values` is a list of as many numbers as `expected` holds, each within 1e-9 (relative
+    or absolute) of NumPy's, in row-major order."""
+    due = expected.ravel().tolist()
+    try:
+        got = np.array(values, dtype=np.float64)
+        close = got.shape == (len(due),) and np.allclose(got, due, rtol=1e-9, atol=1e-9)
+    except (TypeError, ValueError):
+        close = False
+    if not isinstance(values, list) or not close:
+        raise Mismatch(what, values, due, rule)
+
+
+def folds_an_empty_group(shape: tuple[int, ...], dims) -> bool:
+    """Whether a reduction of `shape` over `dims` has an output element whose group is empty."""
+    reduced = reduced_dims(dims, len(shape))
+    outputs = math.prod(size for d, size in enumerate(shape) if d not in reduced)
+    return outputs > 0 and math.prod(shape[d] for d in reduced) == 0
+
+
+class Words:
+    """A finding put in words: it prints as its text, without quotes, and is never compared
+    letter by letter."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def expect_error_type(error: BaseException | None, due: type, rule: str) -> None:
+    """The error is of exactly the type `due`, not a subclass of it nor a wrapper."""
+    if type(error) is not due:
+        raise Mismatch(
+            "type of the error raised", Words(type(error).__name__), Words(due.__name__), rule
+        )
+
+
+def times_plus(x, y, z):
+    """x * y + z: which operand goes where shows."""
+    return x * y + z
+
+
+# Combines of three elements, each with its NumPy twin, and folds with theirs.
+THREE_WAY = {
+    "times_plus": (times_plus, lambda x, y, z: x * y + z),
+    "max": (max, lambda x, y, z: np.maximum(np.maximum(x, y), z)),
+    "math.hypot": (math.hypot, lambda x, y, z: np.sqrt(x * x + y * y + z * z)),
+}
+FOLDS = {"sum": (sum, np.sum), "max": (max, np.max), "min": (min, np.min)}
+
+
+@pytest.mark.exercise("5.4")
+@given(fused_operands(2, kind="int"))
+@example(([example_case("int"), expanded_column()], 1, False))
+def test_combine_fold_values_of_products_summed_matches_einsum(drawn):
+    """combine=operator.mul, fold=sum of two operands on any layouts, over None, one dim or
+    several (negative too), keepdim or not: the sums of products np.einsum gives."""
+    operands, dims, keepdim = drawn
+    shape, values = combine_fold_values(operator.mul, sum, data_of(operands), dims, keepdim)
+    expected = products_summed([case.array for case in operands], dims, keepdim)
+    expect("shape of the result", shape, expected.shape, shape_rule(keepdim))
+    rule = "np.einsum: the broadcast operands' products summed over the dims, kept dims row-major"
+    expect("values of the result", values, expected.ravel().tolist(), rule)
+
+
+@pytest.mark.exercise("5.4")
+@given(fused_operands(2, kind="int"))
+@example(([reversed_slice(), example_case("int")], (0, 2), True))
+def test_combine_fold_values_hands_fold_each_group_in_row_major_order(drawn):
+    """fold=tuple shows what fold is handed: one group per output element, in row-major order
+    of the kept dims, holding combine(a's element, b's element) for each index of the reduced
+    dims, in row-major order of those dims."""
+    operands, dims, keepdim = drawn
+    shape, values = combine_fold_values(operator.sub, tuple, data_of(operands), dims, keepdim)
+    a, b = np.broadcast_arrays(*(case.array for case in operands))
+    expect("shape of the result", shape, kept_shape(a.shape, dims, keepdim), shape_rule(keepdim))
+    rule = "a group per kept index; a - b (a's element first) in row-major order of the dims"
+    expect("groups handed to fold", values, groups_of(a - b, dims), rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("fold", list(FOLDS))
+@at_most_examples(40)
+@given(fused_operands(3), st.sampled_from(list(THREE_WAY)))
+@example(([expanded_column(), reversed_slice(), example_case("int")], 1, True), "times_plus")
+def test_combine_fold_values_of_three_operands_matches_numpy(fold, drawn, combine):
+    """Three operands on any layouts, each combine (x * y + z, max, math.hypot) and fold (sum,
+    max, min): NumPy's broadcasting, then np.sum, np.max or np.min along the dims. A group
+    with no elements makes max and min raise their own ValueError, which passes through."""
+    operands, dims, keepdim = drawn
+    combine_fn, numpy_combine = THREE_WAY[combine]
+    fold_fn, numpy_fold = FOLDS[fold]
+    combined = numpy_combine(*(case.array.astype(np.float64) for case in operands))
+    if fold != "sum" and folds_an_empty_group(combined.shape, dims):
+        rule = f"{fold}() of a group with no elements raises ValueError, which passes through"
+        with raises_naming(ValueError, rule=rule):
+            combine_fold_values(combine_fn, fold_fn, data_of(operands), dims, keepdim)
+        return
+    shape, values = combine_fold_values(combine_fn, fold_fn, data_of(operands), dims, keepdim)
+    initial = {"sum": {}, "max": {"initial": -np.inf}, "min": {"initial": np.inf}}[fold]
+    expected = numpy_fold(combined, axis=dims, keepdims=keepdim, **initial)
+    expect("shape of the result", shape, expected.shape, shape_rule(keepdim))
+    rule = f"np.{fold} over the dims of {combine}(a, b, c), the operands broadcast, in order"
+    expect_close_values("values of the result", values, expected, rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("fold", list(FOLDS))
+@at_most_examples(40)
+@given(fused_operands(1, kind="int", max_dims=5))
+@example(([example_case("int")], (0, 2), False))
+def test_combine_fold_values_of_one_operand_maps_then_reduces(fold, drawn):
+    """One operand and combine=abs: the reduction of |a| that np.sum, np.max or np.min of
+    np.abs gives (max and min of a group with no elements raise their own ValueError)."""
+    (case,), dims, keepdim = drawn
+    fold_fn, numpy_fold = FOLDS[fold]
+    if fold != "sum" and folds_an_empty_group(case.layout.shape, dims):
+        rule = f"{fold}() of a group with no elements raises ValueError, which passes through"
+        with raises_naming(ValueError, rule=rule):
+            combine_fold_values(abs, fold_fn, data_of([case]), dims, keepdim)
+        return
+    shape, values = combine_fold_values(abs, fold_fn, data_of([case]), dims, keepdim)
+    initial = {"sum": {}, "max": {"initial": 0}, "min": {"initial": 99}}[fold]
+    expected = numpy_fold(np.abs(case.array), axis=dims, keepdims=keepdim, **initial)
+    expect("shape of the result", shape, expected.shape, shape_rule(keepdim))
+    rule = f"np.{fold} of np.abs(a) over the dims, in row-major order of the kept dims"
+    expect("values of the result", values, expected.ravel().tolist(), rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("layout_b", ["contiguous", "transposed", "sliced", "expanded"])
+@pytest.mark.parametrize("layout_a", ["contiguous", "transposed", "sliced", "expanded"])
+def test_combine_fold_values_of_non_contiguous_operands(layout_a, layout_b):
+    """a (2, 3, 4) and b (3, 4), each stored transposed, as a reversed and strided slice of a
+    larger buffer (with a storage offset) or expanded with stride 0, reduced over one dim,
+    several or all: the sums of products np.einsum gives."""
+    x = np.arange(24).reshape(2, 3, 4) * 5 % 11 - 5
+    y = np.array([[3, 0, -2, 1], [-1, 4, 2, 5], [2, -3, 1, 0]])
+    a = operand_layouts(x, np.array([[[4, -2, 0, 3]], [[1, 5, -3, 2]]]))[layout_a]
+    b = operand_layouts(y, np.array([[2], [-1], [3]]))[layout_b]
+    for dims in [None, 0, 1, -1, (0, 2), (2, 1), (-3, -2, -1)]:
+        for keepdim in (False, True):
+            shape, values = combine_fold_values(operator.mul, sum, data_of([a, b]), dims, keepdim)
+            expected = products_summed([a.array, b.array], dims, keepdim)
+            over = f"over dims {dims}, keepdim={keepdim}, of a {layout_a} a and a {layout_b} b"
+            expect(f"shape of the result {over}", shape, expected.shape, shape_rule(keepdim))
+            rule = "np.einsum: the products summed over the dims, wherever the layouts read them"
+            expect(f"values of the result {over}", values, expected.ravel().tolist(), rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize(
+    "shape_a, shape_b, dims",
+    [((2, 0, 3), (3,), 1), ((2, 0, 3), (1, 3), (0, 1)), ((2, 0, 3), (2, 1, 1), 0),
+     ((0, 3), (0, 1), None), ((2, 1, 3), (1, 4, 1), 1), ((2, 1, 3), (1, 4, 1), (0, 2)),
+     ((1, 1), (1,), None), ((2, 3), (), -1), ((), (), None)],
+    ids=compact,
+)  # fmt: skip
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_combine_fold_values_over_size_zero_and_size_one_dims(shape_a, shape_b, dims, keepdim):
+    """A group with no elements is folded too (sum gives 0), a result with no elements folds
+    nothing, size-1 dims broadcast, and 0-d operands meet everything."""
+    x = np.arange(math.prod(shape_a)).reshape(shape_a) - 2
+    y = np.arange(math.prod(shape_b)).reshape(shape_b) * 3 + 1
+    operands = [contiguous_case(x), contiguous_case(y)]
+    shape, values = combine_fold_values(operator.mul, sum, data_of(operands), dims, keepdim)
+    expected = products_summed([x, y], dims, keepdim)
+    over = f"of shapes {shape_a} and {shape_b} over dims {dims}, keepdim={keepdim}"
+    expect(f"shape of the result {over}", shape, expected.shape, shape_rule(keepdim))
+    rule = "a sum over no elements is 0, and a result with no elements holds no values"
+    expect(f"values of the result {over}", values, expected.ravel().tolist(), rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("dims", [-1, 1, (0, 2), None])
+def test_combine_fold_values_folds_each_group_as_it_combines(dims):
+    """A counting combine and a recording fold, on a (2, 3, 4) tensor and a (3, 1) column: fold
+    is called once per output element with an iterator (not a list) over its group; when it
+    is called for output element g, combine has run at most (g + 1) * group size times, and
+    exactly that once fold has taken the whole group. The combined tensor never exists."""
+    a = transposed_case(np.arange(24).reshape(2, 3, 4) % 7 - 3)
+    b = contiguous_case(np.array([[2], [-1], [3]]))
+    calls = 0
+
+    def counting_mul(x, y):
+        nonlocal calls
+        calls += 1
+        return x * y
+
+    handed = []  # per call of fold: (what it got, combine's calls before, its elements, after)
+
+    def recording_sum(group):
+        before = calls
+        elements = list(group) if isinstance(group, Iterator) else group
+        handed.append((group, before, list(elements), calls))
+        return sum(elements)
+
+    shape, values = combine_fold_values(counting_mul, recording_sum, data_of([a, b]), dims)
+    groups = groups_of(a.array * b.array, dims)
+    size = len(groups[0])
+    expected = products_summed([a.array, b.array], dims, False)
+    expect("values of the result", values, expected.ravel().tolist(), "sums of the products")
+    rule = "fold is called once per output element"
+    expect("number of calls of fold", len(handed), len(groups), rule)
+    for g, (group, before, elements, after) in enumerate(handed):
+        if not isinstance(group, Iterator):
+            got = Words(f"a {type(group).__name__}")
+            rule = "fold gets an iterator: combine runs as fold takes the elements, never ahead"
+            raise Mismatch(f"what fold got for output element {g}", got, Words("an iterator"), rule)
+        if before > (g + 1) * size:
+            due = Words(f"at most {(g + 1) * size} ({g + 1} groups of {size})")
+            rule = "only the group being folded is combined; the combined tensor never exists"
+            what = f"calls of combine when fold was called for output element {g}"
+            raise Mismatch(what, before, due, rule)
+        rule = "each element is combined once, when fold takes it"
+        what = f"calls of combine once fold had taken group {g}"
+        expect(what, after, (g + 1) * size, rule)
+        rule = "combine(a's element, b's element) in row-major order of the reduced dims"
+        expect(f"elements fold got for output element {g}", tuple(elements), groups[g], rule)
+
+
+@pytest.mark.exercise("5.4")
+def test_combine_fold_values_lets_errors_of_combine_and_fold_through():
+    """Whatever combine or fold raises reaches the caller unchanged: the same type and message,
+    neither caught nor wrapped."""
+    a = contiguous_case(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    b = contiguous_case(np.array([1.0, 0.0]))
+
+    def refusing_zero(x, y):
+        if y == 0:
+            raise ArithmeticError(f"refusing {x} and {y}")
+        return x * y
+
+    def refusing_big(group):
+        total = sum(group)
+        if total > 5:
+            raise LookupError(f"refusing a group summing to {total}")
+        return total
+
+    rule = "an error that combine raises passes through unchanged"
+    with raises_naming(ArithmeticError, 2.0, 0.0, rule=rule) as raised:
+        combine_fold_values(refusing_zero, sum, data_of([a, b]), 1)
+    expect_error_type(raised.value, ArithmeticError, rule)
+    with raises_naming(ZeroDivisionError, rule=rule) as raised:
+        combine_fold_values(operator.truediv, sum, data_of([a, b]), 0)
+    expect_error_type(raised.value, ZeroDivisionError, rule)
+    rule = "an error that fold raises passes through unchanged"
+    with raises_naming(LookupError, 8.0, rule=rule) as raised:
+        combine_fold_values(operator.add, refusing_big, data_of([a, b]), -1)
+    expect_error_type(raised.value, LookupError, rule)
+
+
+# The dtypes of two operands and the one tenxor promotes them to (PyTorch's rules).
+DTYPE_PAIRS = [
+    ("float64", "float64", "float64"), ("int64", "float64", "float64"),
+    ("int32", "int64", "int64"), ("float32", "float32", "float32"),
+    ("int64", "int64", "int64"), ("float32", "int32", "float32"),
+]  # fmt: skip
+
+
+@pytest.mark.exercise("5.4")
+@at_most_examples(50)
+@given(data=st.data())
+def test_tensor_combine_fold_matches_numpy_with_the_promoted_dtype(data):
+    """t.combine_fold(operator.mul, u, dim=dims, keepdim=keepdim) and tenxor.combine_fold of
+    the same, on any layouts: NumPy's sums of products, of the operands' promoted dtype."""
+    *names, dtype = data.draw(st.sampled_from(DTYPE_PAIRS), label="dtypes of t and u")
+    shapes = data.draw(broadcastable_shapes(2, max_dims=4), label="shapes of t and u")
+    drawn = []
+    for name, shape, label in zip(names, shapes, "tu"):
+        kind = "float" if name.startswith("float") else "int"
+        case = data.draw(cases(shape=shape, kind=kind), label=label)
+        drawn.append(Case(case.buffer.astype(NUMPY_DTYPES[name]), case.layout))
+    ndim = len(np.broadcast_shapes(*shapes))
+    dims = data.draw(dims_for(ndim), label="dims")
+    keepdim = data.draw(st.booleans(), label="keepdim")
+    x, y = (case.array for case in drawn)
+    wide = np.float64 if dtype.startswith("float") else np.int64
+    expected = np.sum(x.astype(wide) * y.astype(wide), axis=dims, keepdims=keepdim)
+    t, u = (case.tensor() for case in drawn)
+    results = {
+        "t.combine_fold(operator.mul, u, dim=dims, keepdim=keepdim)": (
+            t.combine_fold(operator.mul, u, dim=dims, keepdim=keepdim)
+        ),
+        "tenxor.combine_fold(operator.mul, t, u, dim=dims, keepdim=keepdim)": (
+            tenxor.combine_fold(operator.mul, t, u, dim=dims, keepdim=keepdim)
+        ),
+    }
+    rtol = 1e-6 if dtype == "float32" else 1e-9
+    rule = f"np.sum(t * u) over the dims; {shape_rule(keepdim)}"
+    for what, result in results.items():
+        dtype_rule = f"the operands' promoted dtype: {names[0]} with {names[1]} gives {dtype}"
+        expect(f"dtype of {what}", result.dtype, tenxor.DTYPES[dtype], dtype_rule)
+        assert_close(result, expected, rtol=rtol, atol=1e-9, what=what, rule=rule)
+
+
+@pytest.mark.exercise("5.4")
+def test_tensor_combine_fold_with_numbers_nested_lists_and_a_dtype():
+    """Python numbers and nested lists broadcast as tensors (a number takes the tensor's
+    dtype unless it needs a float), other folds and keepdim work, and dtype= sets the
+    result's dtype."""
+    array = np.array([[0, 1, 2], [3, 4, 5]])
+    t = from_numpy(array)
+    halves = from_numpy(np.array([1.5, -2.5], dtype=np.float32))
+    rows = np.array([[10], [2]])
+    found = [
+        ("t.combine_fold(operator.mul, 2, dim=1)",
+         t.combine_fold(operator.mul, 2, dim=1), np.sum(array * 2, axis=1)),
+        ("t.combine_fold(operator.mul, 0.5, dim=0)",
+         t.combine_fold(operator.mul, 0.5, dim=0), np.sum(array * 0.5, axis=0)),
+        ("t.combine_fold(operator.sub, [[10], [2]], fold=max, dim=-1, keepdim=True)",
+         t.combine_fold(operator.sub, [[10], [2]], fold=max, dim=-1, keepdim=True),
+         np.max(array - rows, axis=-1, keepdims=True)),
+        ("t.combine_fold(max, 1.5, [[10], [2]], dim=0)",
+         t.combine_fold(max, 1.5, [[10], [2]], dim=0),
+         np.sum(np.maximum(np.maximum(array, 1.5), rows), axis=0)),
+        ("t.combine_fold(operator.mul, t)",
+         t.combine_fold(operator.mul, t), np.sum(array * array)),
+        ("t.combine_fold(operator.mul, [1, 2, 3], dim=(0, 1), keepdim=True)",
+         t.combine_fold(operator.mul, [1, 2, 3], dim=(0, 1), keepdim=True),
+         np.sum(array * [1, 2, 3], keepdims=True)),
+        ("t.combine_fold(operator.mul, [1, 2, 3], dim=1, dtype=tenxor.float64)",
+         t.combine_fold(operator.mul, [1, 2, 3], dim=1, dtype=tenxor.float64),
+         np.sum(array * [1, 2, 3], axis=1).astype(np.float64)),
+        ("tenxor.combine_fold(operator.mul, t, [1, 2, 3], fold=min, dim=-2)",
+         tenxor.combine_fold(operator.mul, t, [1, 2, 3], fold=min, dim=-2),
+         np.min(array * [1, 2, 3], axis=-2)),
+        ("halves.combine_fold(operator.mul, 2.0)  (float32)",
+         halves.combine_fold(operator.mul, 2.0), np.sum(np.float32([1.5, -2.5]) * 2)),
+    ]  # fmt: skip
+    for what, result, expected in found:
+        expected = np.asarray(expected)
+        rule = "the operands' promoted dtype, a number taking the tensor's unless it needs a float"
+        expect(f"dtype of {what}", result.dtype, tenxor.DTYPES[expected.dtype.name], rule)
+        assert_same(result, expected, what=what, rule="as NumPy broadcasts and reduces")
+
+
+# ---------------------------------------------------------------------------------------------
 # 5.5 matmul
 # ---------------------------------------------------------------------------------------------
 
@@ -571,19 +1004,6 @@ def test_matmul_of_int_tensors_is_exact_int64(shape_a, shape_b):
     for what, result in results.items():
         expect(f"dtype of {what}", result.dtype, tenxor.int64, "int64 @ int64 is int64")
         assert_same(result, expected, what=what, rule=rule)
-
-
-def operand_layouts(array: np.ndarray, small: np.ndarray | None = None) -> dict[str, Case]:
-    """`array` as contiguous, transposed, sliced with negative steps, and (if `small` is
-    given) as `small` expanded with stride 0."""
-    found = {
-        "contiguous": contiguous_case(array),
-        "transposed": transposed_case(array),
-        "sliced": sliced_case(array, tuple(-2 if d % 2 == 0 else 3 for d in range(array.ndim))),
-    }
-    if small is not None:
-        found["expanded"] = expanded_case(small, array.shape)
-    return found
 
 
 @pytest.mark.exercise("5.5")

@@ -297,6 +297,34 @@ HINTS: dict[str, tuple[str, ...]] = {
         "[1, 3, 3, 2] gives 1, [1.0, nan, 5.0, nan] gives 1, [4] gives 0. Ints and bools "
         "compare the same way.",
     ),
+    "5.4": (
+        "Take the answer one output element at a time. Once every operand is broadcast to one "
+        "shape, an output element is an index of the kept dims and its group is every index of "
+        "the reduced dims under it. If the reduced dims were the last dims of every operand, "
+        "how would you find where a group starts, and how would you step through it?",
+        "No operands at all is a ValueError naming the count, 0: check that first. "
+        "broadcast_shapes (4.1) of the operands' shapes gives the shape and refuses shapes that "
+        "do not fit; normalize_dims gives the reduced dims of that shape, sorted (None means "
+        "every dim), and refuses dims out of range or named twice. Each operand then goes "
+        "through expand_layout (4.2) to the broadcast shape and permute_layout (3.4) with the "
+        "kept dims first and the reduced dims last: views only, and all share one shape.",
+        "Cut each moved layout in two. Its first dims (as many as are kept), with its storage "
+        "offset, describe the output elements: walk_offsets (4.3) of that part gives where each "
+        "output's group starts in that operand, in row-major order. Walk every operand's kept "
+        "part side by side (zip), so the k-th offsets of all operands belong to output k.",
+        "Read a group row by row along the last reduced dim: read_row(data, start, size, "
+        "stride), provided in tenxor/row_major.py and imported at the top of reductions.py, "
+        "reads one operand's row, stride 0 and negative strides included. Where each row "
+        "starts, counted from the group's start, is "
+        "walk_offsets of the other reduced dims at storage offset 0: one row when one dim is "
+        "reduced, and with no reduced dim a group is one element (a row of size 1).",
+        "Hand fold an iterator, never a list: map with combine over the operands' rows "
+        "combines element by element only when fold takes them, and itertools.chain joins a "
+        "generator of such rows into one iterator over the group. Call fold once per output "
+        "element, an empty group included (sum gives 0), and catch nothing: what combine and "
+        "fold raise must pass through. The shape is the kept sizes, or with keepdim every size "
+        "with the reduced ones replaced by 1.",
+    ),
     "5.5": (
         "For matrices, c[i, j] is the sum over p of a[i, p] * b[p, j]. If the three letters i, "
         "p and j each had a dim of their own, one broadcast multiply would form every product "
@@ -308,10 +336,16 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Errors before any arithmetic: the inner sizes (a's last, b's second to last) must be "
         "equal, and the batch dims (all but the last two) must broadcast. Call broadcast_shapes "
         "on the batch dims and re-raise its ValueError as one that names both original shapes.",
-        "The plan: with a as [..., n, k] and b as [..., k, m], give a a new dim at the end "
-        "([..., n, k, 1]) and b one before its last two ([..., 1, k, m]); multiply, which also "
-        "broadcasts the batch dims; sum over the k dim, second to last; squeeze the dims added "
-        "for 1-D operands. Transposing b and summing over the last dim works as well.",
+        "A first design that gives the right numbers: a.unsqueeze(-1) * b.unsqueeze(-3) is "
+        "[..., n, k, m], every product at once (the batch dims broadcast on the way), and "
+        ".sum(-2) sums over k. Now count what it holds: two 1000 x 1000 matrices make a "
+        "billion products. The result must fold its products as they are made.",
+        "The fused kernel (5.4) folds as it combines. Give a row of a and a column of b the "
+        "last dim together: a (as [..., n, k]) with unsqueeze(-2) is [..., n, 1, k], and b (as "
+        "[..., k, m]) with transpose(-1, -2) and then unsqueeze(-3) is [..., 1, m, k]. Row i and "
+        "column j meet at [..., i, j, :], so rows.combine_fold(operator.mul, columns, dim=-1, "
+        "dtype=...) multiplies and sums over k as it walks. The dtype is the promoted one when "
+        "it is a float, int64 otherwise (as sum gives); then squeeze the dims of 1-D operands.",
     ),
     "5.6": (
         "softmax(x) = exp(x) / sum(exp(x)), and it does not change when the same number is "
@@ -323,6 +357,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Huge logits like [1000, 1000, 1000] must give a third each, not nan; an entry of -inf "
         "gets weight 0; an int tensor gives float64 weights. A negative dim counts from the "
         "end, and a dim out of range is refused by max and sum themselves.",
+        "Recipe: each group's max along dim with keepdim=True; t minus that max, so the largest "
+        "argument of exp is 0; exp of the difference; the sum of those exps along dim with "
+        "keepdim=True; the exps divided by their sum.",
     ),
     "5.7": (
         "Give every left-out logit the value -inf and exp turns it into exactly 0. Then it is "
@@ -363,15 +400,19 @@ HINTS: dict[str, tuple[str, ...]] = {
         "edges elsewhere.",
     ),
     "6.3": (
-        "You need receiver[b, i, h] + sender[b, j, h] for every pair (i, j): a [B, N, N, H, DA] "
-        "tensor. As in the outer product of 6.2, put node i and node j on different dims and "
-        "let broadcasting pair them.",
+        "You need a score for every pair (i, j): receiver[b, i, h] and sender[b, j, h] meet "
+        "at [b, i, j, h, :]. As in the outer product of 6.2, put node i and node j on "
+        "different dims and let broadcasting pair them; then fold over the DA features.",
         "receiver with a size-1 dim after its node dim is [B, N, 1, H, DA] (i along dim 1); "
-        "sender with a size-1 dim before its node dim is [B, 1, N, H, DA] (j along dim 2). "
-        "Use the slope you are given: the tests try several, and 0.2 when none is given.",
-        "Recipe: unsqueeze receiver at dim 2 and sender at dim 1 and add them; apply leaky_relu "
-        "with the slope; multiply by attention, whose [H, DA] broadcasts against the last two "
-        "dims; sum over the last dim. That is [B, N, N, H].",
+        "sender with a size-1 dim before its node dim is [B, 1, N, H, DA] (j along dim 2); "
+        "attention [H, DA] broadcasts against the last two dims. Use the slope you are given: "
+        "the tests try several, and 0.2 when none is given.",
+        "A sum of the pairs, its leaky_relu and its product with attention would each be a "
+        "[B, N, N, H, DA] tensor. Your fused kernel needs none of them: combine_fold with the "
+        "three operands and a combine that scores one feature, feature_score(slope).",
+        "Recipe: combine_fold on receiver with a size-1 dim at 2, with feature_score(slope) as "
+        "combine and sender with a size-1 dim at 1 and attention as the other operands, "
+        "folding dim -1. That is [B, N, N, H].",
     ),
     "6.4": (
         "For each b, i and h the weights are a softmax over j, dim 2 of the logits, taken only "
@@ -471,9 +512,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "so the segments are the targets, V of them. The messages are the edges' sender "
         "projections, each weighted by its alpha (a size-1 dim at its end for the features).",
         "Recipe: the edges with one self loop per node; receiver projections [V, H, DA]; sender "
-        "projections gathered by sources [E, H, DA]; the logits [E, H]: receiver projections "
-        "gathered by targets, plus the senders', leaky_relu with layer.slope, times attention, "
-        "summed over the last dim; segment_softmax over the targets with V segments; the "
+        "projections gathered by sources [E, H, DA]; the logits [E, H]: the receiver projections "
+        "gathered by targets, the senders' and attention folded over the last dim by "
+        "combine_fold with feature_score(layer.slope); segment_softmax over the targets with V "
+        "segments; the "
         "weighted messages folded by index_add into zeros of [V, H, DA] at the targets; "
         "combine_heads; add layer.bias unless it is None.",
     ),

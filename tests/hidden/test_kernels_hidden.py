@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import tenxor
-from tenxor.reductions import reduce_values
+from tenxor.reductions import combine_fold_values, reduce_values
 from tenxor.strides import Layout
 from tests.support import (
     Case,
@@ -21,6 +23,8 @@ from tests.support import (
     at_most_examples,
     broadcastable_shapes,
     cases,
+    compact,
+    contiguous_case,
     expect,
     masked_softmax_reference,
     raises_naming,
@@ -28,7 +32,18 @@ from tests.support import (
     to_numpy,
     view_case,
 )
-from tests.test_reductions import assert_close, assert_matmul_close, shape_rule
+from tests.test_reductions import (
+    Words,
+    assert_close,
+    assert_matmul_close,
+    data_of,
+    expect_close_values,
+    fused_operands,
+    groups_of,
+    kept_shape,
+    shape_rule,
+    times_plus,
+)
 
 
 def int_case(shape: tuple[int, ...], strides: tuple[int, ...], offset: int) -> Case:
@@ -122,6 +137,165 @@ def test_softmax_of_5d_layouts_with_minus_inf_entries(data):
     expect(
         f"entries of {what} at -inf logits", at_minus_inf, zeros, "a -inf logit weighs exactly 0"
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# 5.4 combine_fold_values and Tenxor.combine_fold
+# ---------------------------------------------------------------------------------------------
+
+# Several reduced dims of a 4-d shape, none of them next to another, in any order and sign.
+APART = [(0, 2), (1, 3), (-1, -3), (3, 0), (0, 3), (-4, 1, 3), (2, -4)]
+
+
+def cross(w, x, y, z):
+    """w * x - y * z: which operand goes where shows."""
+    return w * x - y * z
+
+
+@pytest.mark.exercise("5.4")
+@at_most_examples(30)
+@given(fused_operands(4, min_dims=4, max_dims=4), st.sampled_from(APART))
+def test_combine_fold_values_of_four_operands_folded_by_fsum_over_dims_apart(drawn, dims):
+    """Four operands (some 0-d, some expanded, on any layouts) broadcast to 4 dims, combined by
+    w * x - y * z and folded by math.fsum over dims that are not adjacent: NumPy's sums."""
+    operands, _, keepdim = drawn
+    shape, values = combine_fold_values(cross, math.fsum, data_of(operands), dims, keepdim)
+    w, x, y, z = (case.array for case in operands)
+    expected = np.sum(w * x - y * z, axis=dims, keepdims=keepdim)
+    expect("shape of the result", shape, expected.shape, shape_rule(keepdim))
+    rule = "np.sum over the dims of w * x - y * z, the operands broadcast, in this order"
+    expect_close_values("values of the result", values, expected, rule)
+
+
+@pytest.mark.exercise("5.4")
+@at_most_examples(30)
+@given(fused_operands(2, kind="int", min_dims=4, max_dims=4), st.sampled_from(APART))
+def test_combine_fold_values_hands_fold_groups_of_dims_apart_in_row_major_order(drawn, dims):
+    """fold=tuple over dims that are not adjacent: each group holds a - b in row-major order
+    of the reduced dims, the groups in row-major order of the kept dims."""
+    operands, _, keepdim = drawn
+    shape, values = combine_fold_values(operator.sub, tuple, data_of(operands), dims, keepdim)
+    a, b = np.broadcast_arrays(*(case.array for case in operands))
+    expect("shape of the result", shape, kept_shape(a.shape, dims, keepdim), shape_rule(keepdim))
+    rule = "a group per kept index; a - b in row-major order of the reduced dims"
+    expect("groups handed to fold", values, groups_of(a - b, dims), rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize(
+    "dims, keepdim",
+    [(None, True), ((2, 0, 1), True), ((-1, -2, -3), False), ((0, 2), True), ((-1, 0), False),
+     (1, False)],
+    ids=compact,
+)  # fmt: skip
+def test_combine_fold_values_with_a_0d_operand_and_every_dim_reduced(dims, keepdim):
+    """x (3, 1, 4) stored transposed, a 0-d y at storage offset 2 and z (2, 4), a column
+    expanded with stride 0: combined by x * y + z into (3, 2, 4) and folded by math.fsum;
+    keepdim with every dim reduced keeps three dims of size 1."""
+    x = np.arange(12.0).reshape(3, 1, 4) * 0.75 - 4.0
+    base = np.ascontiguousarray(np.swapaxes(x, -1, -2))
+    column = np.array([0.5, -2.0])
+    operands = [
+        view_case(base, np.swapaxes(base, -1, -2)),
+        Case(np.array([9.0, 9.0, -1.5, 9.0]), Layout((), (), 2)),
+        view_case(column, np.broadcast_to(column[:, None], (2, 4))),
+    ]
+    shape, values = combine_fold_values(times_plus, math.fsum, data_of(operands), dims, keepdim)
+    expected = np.sum(x * -1.5 + column[:, None], axis=dims, keepdims=keepdim)
+    what = f"the result over dims {dims}, keepdim={keepdim}"
+    expect(f"shape of {what}", shape, expected.shape, shape_rule(keepdim))
+    rule = "np.sum of x * y + z over the dims: a 0-d operand meets every element"
+    expect_close_values(f"values of {what}", values, expected, rule)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_combine_fold_values_folds_an_empty_group_to_the_folds_own_answer(keepdim):
+    """Shapes (2, 0, 3), (3,) and (2, 1, 1): over dim 1 each of the 6 groups is empty and fold
+    still runs once for it (math.fsum gives 0.0, tuple gives (), max raises its ValueError);
+    over dim 0 the result has no elements and fold never runs."""
+    operands = [
+        contiguous_case(np.zeros((2, 0, 3))),
+        contiguous_case(np.array([1.0, 2.0, 3.0])),
+        contiguous_case(np.array([[[4.0]], [[5.0]]])),
+    ]
+    data = data_of(operands)
+    for dims, outputs in [(1, 6), ((1, 2), 2), (-2, 6), (0, 0), ((0, 2), 0)]:
+        empty = np.zeros((2, 0, 3))
+        expected = np.sum(empty, axis=dims, keepdims=keepdim)
+        over = f"over dims {dims}, keepdim={keepdim}"
+        shape, values = combine_fold_values(max, math.fsum, data, dims, keepdim)
+        expect(f"shape of the result {over}", shape, expected.shape, shape_rule(keepdim))
+        rule = "math.fsum of an empty group is 0.0; a result with no elements holds no values"
+        expect(f"values of the result {over}", values, expected.ravel().tolist(), rule)
+        _, groups = combine_fold_values(max, tuple, data, dims, keepdim)
+        rule = "fold runs once per output element, with the group's elements (here none)"
+        expect(f"groups handed to fold {over}", groups, [()] * outputs, rule)
+        if outputs:
+            with raises_naming(ValueError, rule="max() of an empty group raises; it passes"):
+                combine_fold_values(max, max, data, dims, keepdim)
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("dims", [(0, 2), (3, 1), (-1, -4)], ids=compact)
+def test_combine_fold_values_combines_one_group_at_a_time_over_dims_apart(dims):
+    """x (2, 3, 2, 3), y (3, 2, 3) expanded with stride 0 and z (3,) reversed, reduced over two
+    dims that are not adjacent (keepdim): when fold is called for output element g, combine
+    has run at most (g + 1) * group size times, exactly that once fold has taken the group,
+    and fold got an iterator."""
+    x = contiguous_case(np.arange(36.0).reshape(2, 3, 2, 3) % 5 - 2)
+    column = np.arange(6.0) - 2.5
+    y = view_case(column, np.broadcast_to(column.reshape(3, 2, 1), (3, 2, 3)))  # stride 0
+    z = Case(np.array([0.5, 1.5, -1.0]), Layout((3,), (-1,), 2))
+    calls = 0
+
+    def counting(a, b, c):
+        nonlocal calls
+        calls += 1
+        return a * b + c
+
+    handed = []  # per call of fold: (whether it got an iterator, calls before, calls after)
+
+    def recording_fsum(group):
+        before, is_iterator = calls, isinstance(group, Iterator)
+        total = math.fsum(group)
+        handed.append((is_iterator, before, calls))
+        return total
+
+    operands = data_of([x, y, z])
+    shape, values = combine_fold_values(counting, recording_fsum, operands, dims, True)
+    combined = x.array * y.array + z.array
+    expected = np.sum(combined, axis=dims, keepdims=True)
+    expect("shape of the result", shape, expected.shape, shape_rule(True))
+    expect_close_values("values of the result", values, expected, "np.sum of x * y + z")
+    size = combined.size // expected.size
+    expect("number of calls of fold", len(handed), expected.size, "one per output element")
+    for g, (is_iterator, before, after) in enumerate(handed):
+        rule = "fold gets an iterator, and combine runs as fold takes the elements"
+        expect(f"fold got an iterator for output element {g}", is_iterator, True, rule)
+        if before > (g + 1) * size:
+            rule = "only the group being folded is combined; the combined tensor never exists"
+            what = f"calls of combine when fold was called for output element {g}"
+            raise Mismatch(what, before, Words(f"at most {(g + 1) * size}"), rule)
+        rule = "each element is combined once, when fold takes it"
+        expect(f"calls of combine once fold had taken group {g}", after, (g + 1) * size, rule)
+
+
+@pytest.mark.exercise("5.4")
+@at_most_examples(40)
+@given(fused_operands(2, kind="bool"), st.sampled_from(["any", "all"]))
+def test_tensor_combine_fold_of_bools_with_any_and_all(drawn, fold):
+    """t.combine_fold(operator.and_, u, fold=any or all) of bool tensors on any layouts: a
+    bool tensor (the operands' dtype) holding np.any or np.all of t & u along the dims."""
+    (a, b), dims, keepdim = drawn
+    t, u = a.tensor(), b.tensor()
+    fold_fn = {"any": any, "all": all}[fold]
+    result = t.combine_fold(operator.and_, u, fold=fold_fn, dim=dims, keepdim=keepdim)
+    expected = getattr(np, fold)(a.array & b.array, axis=dims, keepdims=keepdim)
+    what = f"t.combine_fold(operator.and_, u, fold={fold}, dim={dims}, keepdim={keepdim})"
+    expect(f"dtype of {what}", result.dtype, tenxor.bool, "bool with bool stays bool")
+    rule = f"np.{fold} of t & u over the dims (an empty group gives {fold}() of nothing)"
+    assert_same(result, expected, what=what, rule=rule)
 
 
 SUM_RULE = "np.sum over the dims, in row-major order of the kept dims"

@@ -241,6 +241,13 @@ PLANTED: tuple[Planted, ...] = (
         False,
     ),
     Planted(
+        "5.4",
+        "permute_layout(expand_layout(layout, shape), kept + list(reduced))",
+        "expand_layout(layout, shape)",
+        "walks the broadcast operands in their own dim order: the reduced dims are not moved last",
+        False,
+    ),
+    Planted(
         "5.5",
         "right.transpose(-1, -2).unsqueeze(-3)",
         "right.unsqueeze(-3)",
@@ -278,8 +285,8 @@ PLANTED: tuple[Planted, ...] = (
     ),
     Planted(
         "6.3",
-        "receiver.unsqueeze(2) + sender.unsqueeze(1)",
-        "receiver.unsqueeze(1) + sender.unsqueeze(2)",
+        "receiver.unsqueeze(2).combine_fold(\n        feature_score(slope), sender.unsqueeze(1),",
+        "receiver.unsqueeze(1).combine_fold(\n        feature_score(slope), sender.unsqueeze(2),",
         "pairs receiver j with sender i, so the logits come out transposed",
         False,
     ),
