@@ -144,7 +144,7 @@ CATALOG: tuple[Exercise, ...] = tuple(
     + _exercises(
         6,
         "tenxor.graph_attention",
-        ("6.1", "Project every node for every head", "project", 2, ["3.7", "5.5"]),
+        ("6.1", "Project every node for every head", "project", 2, ["3.7", "4.6", "5.5"]),
         ("6.2", "Whom each node attends to", "attends", 2, ["3.3", "4.6"]),
         ("6.3", "Attention logits for every pair", "attention_logits", 2, ["3.3", "5.4"]),
         ("6.4", "Masked attention weights", "attention_weights", 2, ["3.3", "5.7"]),
