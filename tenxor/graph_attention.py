@@ -194,8 +194,9 @@ def with_self_loops(sources: Tenxor, targets: Tenxor, nodes: int) -> tuple[Tenxo
     node order (what GATv2Conv's add_self_loops does)."""
     kept = [(j, i) for j, i in zip(sources.values(), targets.values()) if j != i]
     pairs = kept + [(i, i) for i in range(nodes)]
-    sources = Tenxor.from_values([j for j, _ in pairs], (len(pairs),), int64)
-    return sources, Tenxor.from_values([i for _, i in pairs], (len(pairs),), int64)
+    senders = Tenxor.from_values([j for j, _ in pairs], (len(pairs),), int64)
+    receivers = Tenxor.from_values([i for _, i in pairs], (len(pairs),), int64)
+    return senders, receivers
 
 
 @dataclass(frozen=True)
