@@ -640,6 +640,17 @@ THREE_WAY = {
 FOLDS = {"sum": (sum, np.sum), "max": (max, np.max), "min": (min, np.min)}
 
 
+def expect_groups_of_differences(operands: list[Case], dims, keepdim: bool) -> None:
+    """combine=operator.sub, fold=tuple hands back what fold is handed: one group per output
+    element, in row-major order of the kept dims, holding a - b for each index of the reduced
+    dims, in row-major order of those dims."""
+    shape, values = combine_fold_values(operator.sub, tuple, data_of(operands), dims, keepdim)
+    a, b = np.broadcast_arrays(*(case.array for case in operands))
+    expect("shape of the result", shape, kept_shape(a.shape, dims, keepdim), shape_rule(keepdim))
+    rule = "a group per kept index; a - b (a's element first) in row-major order of the dims"
+    expect("groups handed to fold", values, groups_of(a - b, dims), rule)
+
+
 @pytest.mark.exercise("5.4")
 @given(fused_operands(2, kind="int"))
 @example(([example_case("int"), expanded_column()], 1, False))
@@ -662,11 +673,7 @@ def test_combine_fold_values_hands_fold_each_group_in_row_major_order(drawn):
     of the kept dims, holding combine(a's element, b's element) for each index of the reduced
     dims, in row-major order of those dims."""
     operands, dims, keepdim = drawn
-    shape, values = combine_fold_values(operator.sub, tuple, data_of(operands), dims, keepdim)
-    a, b = np.broadcast_arrays(*(case.array for case in operands))
-    expect("shape of the result", shape, kept_shape(a.shape, dims, keepdim), shape_rule(keepdim))
-    rule = "a group per kept index; a - b (a's element first) in row-major order of the dims"
-    expect("groups handed to fold", values, groups_of(a - b, dims), rule)
+    expect_groups_of_differences(operands, dims, keepdim)
 
 
 @pytest.mark.exercise("5.4")

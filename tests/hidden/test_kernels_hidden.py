@@ -38,9 +38,8 @@ from tests.test_reductions import (
     assert_matmul_close,
     data_of,
     expect_close_values,
+    expect_groups_of_differences,
     fused_operands,
-    groups_of,
-    kept_shape,
     shape_rule,
     times_plus,
 )
@@ -174,11 +173,7 @@ def test_combine_fold_values_hands_fold_groups_of_dims_apart_in_row_major_order(
     """fold=tuple over dims that are not adjacent: each group holds a - b in row-major order
     of the reduced dims, the groups in row-major order of the kept dims."""
     operands, _, keepdim = drawn
-    shape, values = combine_fold_values(operator.sub, tuple, data_of(operands), dims, keepdim)
-    a, b = np.broadcast_arrays(*(case.array for case in operands))
-    expect("shape of the result", shape, kept_shape(a.shape, dims, keepdim), shape_rule(keepdim))
-    rule = "a group per kept index; a - b in row-major order of the reduced dims"
-    expect("groups handed to fold", values, groups_of(a - b, dims), rule)
+    expect_groups_of_differences(operands, dims, keepdim)
 
 
 @pytest.mark.exercise("5.4")
