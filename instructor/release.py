@@ -18,6 +18,7 @@ keep their answers.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable, Collection, Iterator
@@ -228,10 +229,15 @@ def is_excluded(relative: Path, excluded: tuple[str, ...]) -> bool:
 
 
 def course_files(root: Path, excluded: tuple[str, ...]) -> Iterator[Path]:
-    """The files of the course tree at `root`, relative to it, in sorted order."""
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if path.is_file() and not is_excluded(relative, excluded):
+    """The files of the course tree at `root`, relative to it, in sorted order. An excluded
+    folder is not entered (a .venv beside the course holds tens of thousands of files)."""
+    found = []
+    for folder, subfolders, files in os.walk(root):
+        place = Path(folder).relative_to(root)
+        subfolders[:] = [name for name in subfolders if not is_excluded(place / name, excluded)]
+        found += [place / name for name in files if not is_excluded(place / name, excluded)]
+    for relative in sorted(found, key=lambda path: path.parts):
+        if (root / relative).is_file():
             yield relative
 
 

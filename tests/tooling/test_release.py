@@ -421,3 +421,19 @@ def test_the_solutions_release_command_writes_the_same_tree_every_time(course, t
     assert tree_digest(tmp_path / "first") == tree_digest(tmp_path / "second")
     with pytest.raises(FileExistsError, match="already exists"):
         write_solutions(course, tmp_path / "first")
+
+
+def test_course_files_lists_every_file_outside_the_excluded_entries_in_path_order(tmp_path):
+    """Excluded folders (by name anywhere, or by path from the root) and excluded files are left
+    out with everything inside them; the rest comes sorted part by part, as paths sort."""
+    for name in [
+        ".venv/lib/site.py", "tenxor/core.py", "tenxor/__pycache__/core.pyc", "tenxor-notes.md",
+        "tests/hidden/test_x.py", "tests/test_x.py", "tests/hidden.txt", "a/b/build/c.py",
+        "README.md", "x.egg-info/PKG-INFO",
+    ]:  # fmt: skip
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(name)
+    excluded = (".venv", "__pycache__", "build", "*.egg-info", "tests/hidden")
+    found = [path.as_posix() for path in course_files(tmp_path, excluded)]
+    assert found == ["README.md", "tenxor/core.py", "tenxor-notes.md", "tests/hidden.txt",
+                     "tests/test_x.py"]  # fmt: skip
