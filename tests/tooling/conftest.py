@@ -1,0 +1,29 @@
+"""The tooling's test files run side by side, one per process (pytest-xdist's loadfile): the
+slowest start first, so that the run does not end waiting on one of them alone."""
+
+from __future__ import annotations
+
+import pytest
+
+# The test files that take longest (each a minute or more of one process), slowest first.
+SLOWEST_FIRST = (
+    "test_grading.py",
+    "test_grading_runs.py",
+    "test_check.py",
+    "test_autograder.py",
+    "test_after_grading.py",
+    "test_benchmarks.py",
+    "test_jupyterlab.py",
+    "test_verify.py",
+)
+
+
+def start_rank(item: pytest.Item) -> int:
+    """Where a test's file stands in SLOWEST_FIRST; every other file after them."""
+    name = item.path.name
+    return SLOWEST_FIRST.index(name) if name in SLOWEST_FIRST else len(SLOWEST_FIRST)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest files first, the rest in their usual order (the sort is stable)."""
+    items.sort(key=start_rank)
