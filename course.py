@@ -90,10 +90,11 @@ def test(pytest_args: list[str]) -> int:
 
 # <instructor>: the student release leaves out the lines from here to the closing tag
 __doc__ += """
-In the instructor's tree, `test` runs ruff, then `tenxor-instructor verify` (whose first gate
-runs every test of the course, public and hidden) beside the tests of the course tooling,
-diagrams included, and last `pytest --nbval` on the notebooks (they must reproduce their
-stored outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser tests.
+In the instructor's tree, `test` runs ruff, then the tests of the course tooling, diagrams
+included, and beside them `tenxor-instructor verify` (whose first gate runs every test of the
+course, public and hidden) followed by `pytest --nbval` on the notebooks (they must reproduce
+their stored outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser
+tests.
 """
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
@@ -115,8 +116,10 @@ def browser_for_ci() -> None:
 
 
 def instructor_tests() -> int:
-    """Lint, verify the course and test its tooling, then run the notebooks under nbval."""
+    """Lint; then verify the course, and after it the notebooks under nbval, beside the
+    tests of the tooling."""
     import tempfile
+    import threading
 
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
@@ -127,23 +130,36 @@ def instructor_tests() -> int:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
     browser_for_ci()
-    # verify runs on one core, beside the tooling's test files, which run side by side, one
-    # per core (a file's tests share their module-wide set-ups); its report follows theirs.
-    # Then the notebooks, one after another, each in a fresh kernel.
-    print("verify runs beside the tooling's tests; its report follows theirs.", flush=True)
+    # verify, then the notebooks under nbval (each in a fresh kernel), run on one core beside
+    # the tooling's test files, which run side by side, one per core (a file's tests share
+    # their module-wide set-ups); their reports follow the tooling's.
+    print("verify and the notebooks run beside the tooling's tests; their reports follow.")
+    sys.stdout.flush()
+    verify = [venv_python(), "-m", "instructor.cli", "verify", "--course", ROOT]
+    notebooks = [venv_python(), "-m", "pytest", "--nbval", "notebooks"]
+    steps = [verify] + ([notebooks] if (ROOT / "notebooks").exists() else [])
+    codes: list[int] = []
     with tempfile.TemporaryFile() as report:
-        verify = [venv_python(), "-m", "instructor.cli", "verify", "--course", ROOT]
-        verifying = subprocess.Popen(verify, cwd=ROOT, stdout=report, stderr=subprocess.STDOUT)
-        parallel = ("-n", "auto", "--dist", "loadfile")
-        tooling = run(venv_python(), "-m", "pytest", *parallel, "tests/tooling")
-        verified = verifying.wait()
+
+        def one_after_another() -> None:
+            """Run `steps` in turn, their output into `report` and their exit codes into
+            `codes`."""
+            for step in steps:
+                command = [str(part) for part in step]
+                done = subprocess.run(command, cwd=ROOT, stdout=report, stderr=subprocess.STDOUT)
+                codes.append(done.returncode)
+
+        beside = threading.Thread(target=one_after_another)
+        beside.start()
+        tooling = run(venv_python(), "-m", "pytest", "-n", "auto", "--dist", "loadfile",
+                      "tests/tooling")  # fmt: skip
+        beside.join()
         report.seek(0)
         sys.stdout.buffer.write(report.read())
         sys.stdout.flush()
-    notebooks = 0
-    if (ROOT / "notebooks").exists():
-        notebooks = run(venv_python(), "-m", "pytest", "--nbval", "notebooks")
-    return verified or tooling or notebooks
+    if len(codes) < len(steps):
+        return 1  # a step never ran: nothing proves the course
+    return next((code for code in codes if code != 0), tooling)
 
 
 # </instructor>

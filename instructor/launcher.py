@@ -141,17 +141,20 @@ def grading_users() -> Iterator[int]:
 
 
 def sweep(uid: int | None) -> None:
-    """Kill every process of a user of grading's (what was left running, in any session)."""
-    if uid is not None and os.geteuid() == 0:
-        subprocess.run(
-            ["kill", "-KILL", "-1"],
-            user=uid,
-            group=uid,
-            extra_groups=[],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+    """Kill every process of a user of grading's (what was left running, in any session): a
+    child becomes that user and signals every process it may, which are that user's alone."""
+    if uid is None or os.geteuid() != 0:
+        return
+    child = os.fork()
+    if child == 0:  # only system calls here: no lock another thread may hold is needed
+        try:
+            become(uid, uid)
+            os.kill(-1, signal.SIGKILL)  # never the caller itself
+        except OSError:
+            pass  # ESRCH: nothing of that user's is running
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
 
 
 class Launcher:
