@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
-EXTRAS = {"lab": "course", "test": "dev", "bench": "dev"}
+EXTRAS = {"lab": "course", "test": "course", "bench": "dev"}  # lab and test share one install
 
 
 def venv_python() -> Path:
@@ -97,6 +97,7 @@ their stored outputs). Under CI (CI=true) it first installs Debian's Chromium fo
 tests.
 """
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+EXTRAS["test"] = "dev"  # the instructor's test run also lints, grades and checks notebooks
 
 
 def browser_for_ci() -> None:
@@ -130,8 +131,8 @@ def instructor_tests() -> int:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
     browser_for_ci()
-    # verify, then the notebooks under nbval (each in a fresh kernel), run on one core beside
-    # the tooling's test files, which run side by side, one per core (a file's tests share
+    # verify, then the notebooks under nbval (each in a fresh kernel), run beside the
+    # tooling's test files, which run side by side, a file per process (a file's tests share
     # their module-wide set-ups); their reports follow the tooling's.
     print("verify and the notebooks run beside the tooling's tests; their reports follow.")
     sys.stdout.flush()
