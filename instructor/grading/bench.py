@@ -3,6 +3,7 @@ folders a worker must not see, and the worker users and slots the run claims."""
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import os
 import queue
@@ -160,6 +161,9 @@ def bench_for(
             course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users, profile
         )
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
+        # Compiled once here: the judges, launchers and workers may not write their tree's
+        # bytecode, so each would compile what it imports from it again.
+        compileall.compile_dir(bench.judge_tree, quiet=1)
         for slot in range(max(1, jobs)):
             bench.slots.put(slot)
         yield bench
