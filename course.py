@@ -152,10 +152,7 @@ def instructor_tests() -> int:
 
         beside = threading.Thread(target=one_after_another)
         beside.start()
-        # One test process more than there are cores: the tooling's tests often wait on the
-        # processes they start (grading, notebooks, a browser), which would leave a core idle.
-        processes = str((os.cpu_count() or 1) + 1)
-        tooling = run(venv_python(), "-m", "pytest", "-n", processes, "--dist", "loadfile",
+        tooling = run(venv_python(), "-m", "pytest", "-n", "auto", "--dist", "loadfile",
                       "tests/tooling")  # fmt: skip
         beside.join()
         report.seek(0)
