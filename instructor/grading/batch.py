@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -48,6 +49,20 @@ def write_atomically(path: Path, text: str) -> None:
         stream.flush()
         os.fsync(stream.fileno())
     os.replace(temporary, path)
+
+
+def unfinished_writes(output: Path) -> list[Path]:
+    """The temporary files of writes that were cut short (grading killed between writing one
+    and putting it in place), in the output folder and its students' folders."""
+    names = "|".join(re.escape(name) for name in sorted(OUTPUT_FILES))
+    temporary = re.compile(rf"\.({names})\.[a-z0-9_]{{8}}")
+    folders = [output, *(path for path in output.glob("*") if path.is_dir())]
+    return sorted(
+        path
+        for folder in folders
+        for path in folder.glob(".*")
+        if path.is_file() and temporary.fullmatch(path.name)
+    )
 
 
 def gradebook_csv(rows: dict[str, dict[str, Any]], selection: list[str]) -> str:
@@ -195,8 +210,11 @@ class Batch:
 
     def resume(self, expected: dict[str, str]) -> dict[str, Path]:
         """Take the results already written for the same submitted modules and the same
-        exercises, exactly as grading recorded writing them; the submissions still to grade."""
+        exercises, exactly as grading recorded writing them, and remove the writes a killed
+        run cut short; the submissions still to grade."""
         self.graded = sorted(set(expected.values()), key=list(BY_ID).index)
+        for leftover in unfinished_writes(self.output):
+            leftover.unlink()
         pending, changes = {}, Counter()
         for student, folder in self.submissions.items():
             results = self.earlier_results(student)
