@@ -78,13 +78,13 @@ def learner_tests() -> int:
 
 def test(pytest_args: list[str]) -> int:
     """Run pytest with `pytest_args`; without any, the course's whole test run."""
+    # <instructor>
+    if not pytest_args and (ROOT / "instructor").exists():
+        return instructor_tests()
+    # </instructor>
     set_up(EXTRAS["test"])
     if pytest_args:
         return run(venv_python(), "-m", "pytest", *pytest_args)
-    # <instructor>
-    if (ROOT / "instructor").exists():
-        return instructor_tests()
-    # </instructor>
     return learner_tests()
 
 
@@ -100,20 +100,41 @@ BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 EXTRAS["test"] = "dev"  # the instructor's test run also lints, grades and checks notebooks
 
 
-def browser_for_ci() -> None:
-    """Under CI (CI=true), install Debian's Chromium for the browser tests if it is missing."""
+def browser_for_ci(log: Path) -> subprocess.Popen | None:
+    """Under CI (CI=true), start installing Debian's Chromium for the browser tests if it is
+    missing, its output into `log`; the installing process, if one started."""
     import shutil
 
     if os.environ.get("CI") != "true" or any(shutil.which(name) for name in BROWSERS):
-        return
+        return None
     if not shutil.which("apt-get"):
         print("CI=true, but there is no Chromium and no apt-get: the browser tests will fail.")
-        return
+        return None
     print("Installing Chromium from Debian's packages for the browser tests ...", flush=True)
-    sudo = [] if os.geteuid() == 0 else ["sudo"]
-    os.environ["DEBIAN_FRONTEND"] = "noninteractive"
-    if run(*sudo, "apt-get", "update", "-qq") == 0:
-        run(*sudo, "apt-get", "install", "-y", "-qq", "chromium")
+    apt = "apt-get" if os.geteuid() == 0 else "sudo -n apt-get"
+    script = f"{apt} update -qq && {apt} install -y -qq chromium"
+    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    with log.open("wb") as output:
+        return subprocess.Popen(["sh", "-c", script], stdout=output, stderr=output, env=environment)
+
+
+def browser_installed(installing: subprocess.Popen | None, log: Path) -> None:
+    """Wait until Chromium is installed; show the end of its `log` if that failed."""
+    if installing is not None and installing.wait() != 0:
+        sys.stdout.buffer.write(log.read_bytes()[-4000:])
+        print("Installing Chromium failed (see above): the browser tests will fail.", flush=True)
+
+
+def compile_course() -> None:
+    """Compile the course's modules, and pytest's rewriting of its test modules, once: the
+    run's many processes then load that bytecode instead of compiling the sources again
+    each (they write none where PYTHONDONTWRITEBYTECODE is set, as on many CI machines)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    python = str(venv_python())
+    compiling = [python, "-m", "compileall", "-q", "tenxor", "instructor", "benchmarks"]
+    rewriting = [python, "-m", "pytest", "--collect-only", "-q", "tests"]
+    for command in (compiling, rewriting):
+        subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
 
 
 def instructor_tests() -> int:
@@ -122,6 +143,12 @@ def instructor_tests() -> int:
     import tempfile
     import threading
 
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "apt-get.log"
+        installing = browser_for_ci(log)  # Chromium installs while .venv is set up
+        set_up(EXTRAS["test"])
+        browser_installed(installing, log)
+    compile_course()
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:
         print("ruff found problems (see above); fix them or run `ruff check --fix .`")
@@ -130,7 +157,6 @@ def instructor_tests() -> int:
     if lint != 0:
         print("ruff would reformat the files above; run `ruff format .`")
         return lint
-    browser_for_ci()
     # verify, then the notebooks under nbval (each in a fresh kernel), run beside the
     # tooling's test files, which run side by side, a file per process (a file's tests share
     # their module-wide set-ups); their reports follow the tooling's.

@@ -345,9 +345,7 @@ def grade_batch(
     course_parts = course_fingerprint(course, settings)
     batch = Batch(submissions, output, single, report, course_parts, regrade)
     selection = selection or [item.id for item in CATALOG]
-    with ThreadPoolExecutor(max_workers=1) as collector:
-        collecting = collector.submit(reference_tests, course, selection)
-        with bench_for(course, batch.seen(), limits, jobs, sandbox, profile) as bench:
-            batch.report(protections_in_brief(bench.mode))  # set up while tests are collected
-            batch.grade(bench, collecting.result(), jobs, credit)
+    with bench_for(course, batch.seen(), limits, jobs, sandbox, profile) as bench:
+        batch.report(protections_in_brief(bench.mode))
+        batch.grade(bench, reference_tests(bench.judge_tree, selection), jobs, credit)
     return batch.write_gradebook()

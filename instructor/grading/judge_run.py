@@ -46,11 +46,14 @@ def grading_options(selection: list[str]) -> list[str]:
     return ["-m", "not provided", *chosen]
 
 
-def reference_tests(course: Path, selection: list[str]) -> dict[str, str]:
-    """The tests (and their exercises) collected from the instructor's tree: what is graded."""
-    options = ["--collect-only", f"--ignore={course / TOOLING_TESTS}"]
+def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
+    """The tests (and their exercises) collected from a tree of the instructor's tests (the
+    course, or the judges' copy of it): what is graded. Collecting writes pytest's rewritten
+    test modules into the tree, which the judges then load instead of rewriting every test
+    module again (they may not write their tree)."""
+    options = ["--collect-only", f"--ignore={tree / TOOLING_TESTS}"]
     options += ["-p", "_hypothesis_pytestplugin", *grading_options(selection)]
-    run = run_tests(course, options, settings=JUDGE_SETTINGS)
+    run = run_tests(tree, options, settings={**JUDGE_SETTINGS, "PYTHONDONTWRITEBYTECODE": ""})
     if run.problem or run.collect_errors or not run.collected:
         problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
         raise RuntimeError(f"the instructor's tests cannot be collected: {problems}")
