@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -38,12 +37,14 @@ RESULTS = "results.json"
 REPORT = "report.html"  # the student's own page, beside their results.json
 CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
 OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, REPORT, CLASS_REPORT})
+PARTIAL = ".partial"  # ends the name of a file being written, until it takes its place
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write a file so that it is either absent, or complete."""
+    """Write a file so that it is either absent, or complete (written first as .NAME.*.partial
+    beside it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=PARTIAL)
     with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
         stream.write(text)
         stream.flush()
@@ -54,14 +55,13 @@ def write_atomically(path: Path, text: str) -> None:
 def unfinished_writes(output: Path) -> list[Path]:
     """The temporary files of writes that were cut short (grading killed between writing one
     and putting it in place), in the output folder and its students' folders."""
-    names = "|".join(re.escape(name) for name in sorted(OUTPUT_FILES))
-    temporary = re.compile(rf"\.({names})\.[a-z0-9_]{{8}}")
     folders = [output, *(path for path in output.glob("*") if path.is_dir())]
     return sorted(
         path
         for folder in folders
-        for path in folder.glob(".*")
-        if path.is_file() and temporary.fullmatch(path.name)
+        for name in OUTPUT_FILES
+        for path in folder.glob(f".{name}.*{PARTIAL}")
+        if path.is_file()
     )
 
 

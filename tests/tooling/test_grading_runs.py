@@ -168,7 +168,7 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
         json.loads((output / student / "results.json").read_text())
     # The kill may cut a write short, leaving its temporary file; one is planted so that the
     # run resumed is always seen to remove them.
-    cut_short = output / "student49" / ".results.json.k1ll3d0x"
+    cut_short = output / "student49" / ".results.json.k1ll3d0x.partial"
     cut_short.parent.mkdir(exist_ok=True)
     cut_short.write_text('{"score": 10')
     # A results file grading did not write as it is (here: a raised score) is graded again.
