@@ -161,9 +161,11 @@ def bench_for(
             course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users, profile
         )
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
-        # Compiled once here: the judges, launchers and workers may not write their tree's
-        # bytecode, so each would compile what it imports from it again.
-        compileall.compile_dir(bench.judge_tree, quiet=1)
+        # Its packages compiled once here: the judges, launchers and workers may not write
+        # their tree's bytecode, so each would compile what it imports from it again. (The
+        # test modules get pytest's own bytecode when the tests to grade are collected.)
+        for package in ("tenxor", "instructor"):
+            compileall.compile_dir(bench.judge_tree / package, quiet=1)
         for slot in range(max(1, jobs)):
             bench.slots.put(slot)
         yield bench

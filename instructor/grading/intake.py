@@ -110,8 +110,9 @@ def put(tree: Path, modules: dict[str, bytes]) -> None:
 
 def assemble(judge_tree: Path, folder: Path, package: Path) -> Assembly:
     """Put the submission's usable exercise modules into a copy of the release's package (the
-    judge's tree's, where every exercise is a stub)."""
-    shutil.copytree(judge_tree / "tenxor", package / "tenxor")
+    judge's tree's, where every exercise is a stub), without the tree's bytecode."""
+    ignored = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(judge_tree / "tenxor", package / "tenxor", ignore=ignored)
     assembly, submitted, used = Assembly(package), {}, set()
     for module in EXERCISE_MODULES:
         found = locate(folder, module)
