@@ -114,7 +114,7 @@ def command_merge(arguments: argparse.Namespace) -> int:
 
 
 def command_export(arguments: argparse.Namespace) -> int:
-    from .grading.batch import UnrecordedResults, recorded_results
+    from .grading.batch import CANVAS, UnrecordedResults, recorded_results, write_atomically
     from .grading.canvas import RosterError, canvas_export, read_roster
 
     try:
@@ -122,8 +122,11 @@ def command_export(arguments: argparse.Namespace) -> int:
         export = canvas_export(recorded_results(arguments.grades), roster, arguments.assignment)
     except (RosterError, UnrecordedResults, OSError) as error:
         raise SystemExit(f"tenxor-instructor export: {error}") from None
-    out = arguments.out or arguments.grades / "canvas.csv"
-    out.write_text(export.text, encoding="utf-8")
+    out = arguments.out or arguments.grades / CANVAS
+    try:
+        write_atomically(out, export.text)
+    except OSError as error:
+        raise SystemExit(f"tenxor-instructor export: cannot write {out}: {error}") from None
     print(f"Canvas gradebook import: {out} ({len(roster) - len(export.not_graded)} grades)")
     if export.not_in_roster:
         print(f"Graded but in no roster row (not exported): {', '.join(export.not_in_roster)}")

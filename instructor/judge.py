@@ -1,11 +1,15 @@
 """The judge: a pytest plugin that grades a submission without running a line of it.
 
-Loaded with `-p instructor.judge` in a tree whose exercise functions are stubs, with the
-sandbox configuration in the TENXOR_SANDBOX variable. Before any test is collected, every
-exercise function, wherever the package holds it, becomes a proxy that calls the
-submission's function in the sandbox worker (instructor.sandbox). When a test replaces an
-exercise function by a stand-in, calls into the worker carry the stand-in along for the
-exercises that build on it. Each failing report gets the failure in plain words
+Loaded with `-p instructor.judge` in the judges' tree, which holds the instructor's reference
+solutions (readable by the judges alone), with the sandbox configuration in the
+TENXOR_SANDBOX variable. Before any test is collected, every exercise function, wherever the
+package holds it, becomes a proxy. During a test of exercise X, X's proxy calls the
+submission's function in the sandbox worker (instructor.sandbox), and every other exercise's
+proxy calls the instructor's reference: so only X's function runs submitted code, and what
+builds a test's inputs or compares its results never does. When a test replaces an exercise
+function by a stand-in, calls into the worker carry the stand-in along for the exercises
+that build on it. Each report names the exercises whose calls went to the worker
+(`report.crossed`), and each failing report gets the failure in plain words
 (`report.failure`), which pytest-reportlog and pytest-xdist pass on with the report.
 
 The judge starts as root when grading does, and gives root up before it runs a test (before
@@ -48,6 +52,9 @@ from tenxor.course.markers import exercise_of
 
 SANDBOX: Sandbox | None = None
 PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
+# The exercise whose test is running: only its function's calls go to the worker.
+RUNNING: dict[str, str | None] = {"exercise": None}
+CROSSED: set[str] = set()  # the exercises whose functions the running test called in the worker
 CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
 
 Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it should hold)
@@ -69,11 +76,15 @@ def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:
             if module.__dict__.get(attribute) is not proxy]  # fmt: skip
 
 
-def proxy(sandbox: Sandbox, exercise: Exercise, stub: Any, watched: list[Slot]) -> Any:
-    """The judge's version of an exercise function: it calls the submission's in the worker."""
+def proxy(sandbox: Sandbox, exercise: Exercise, reference: Any, watched: list[Slot]) -> Any:
+    """The judge's version of an exercise function: during a test of its exercise it calls
+    the submission's function in the worker, during any other test the `reference`."""
     target = (exercise.module, exercise.function)
 
     def call_in_worker(*args: Any, **kwargs: Any) -> Any:
+        if RUNNING["exercise"] != exercise.id:
+            return reference(*args, **kwargs)
+        CROSSED.add(exercise.id)
         try:
             value = sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
         except BaseException:
@@ -84,13 +95,14 @@ def proxy(sandbox: Sandbox, exercise: Exercise, stub: Any, watched: list[Slot]) 
         CALLS[exercise.id] = (args, kwargs, value, False)
         return value
 
-    functools.update_wrapper(call_in_worker, stub)
+    functools.update_wrapper(call_in_worker, reference)
     call_in_worker.sandbox_target = target
     return call_in_worker
 
 
 def install(sandbox: Sandbox) -> dict[str, Any]:
-    """Put a proxy in every place the package holds an exercise function; the proxies."""
+    """Put a proxy in every place the package holds an exercise function (the reference);
+    the proxies."""
     for module in EXERCISE_MODULES:  # a chapter's module that the package does not import
         importlib.import_module(module)
     modules = [m for name, m in sorted(sys.modules.items()) if name.split(".")[0] == "tenxor"]
@@ -98,11 +110,11 @@ def install(sandbox: Sandbox) -> dict[str, Any]:
     slots: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
     proxies = {}
     for exercise in CATALOG:
-        stub = getattr(importlib.import_module(exercise.module), exercise.function)
-        proxies[exercise.id] = proxy(sandbox, exercise, stub, watched[exercise.id])
+        reference = getattr(importlib.import_module(exercise.module), exercise.function)
+        proxies[exercise.id] = proxy(sandbox, exercise, reference, watched[exercise.id])
         for module in modules:
             for attribute, value in list(vars(module).items()):
-                if value is stub:
+                if value is reference:
                     setattr(module, attribute, proxies[exercise.id])
                     slots[exercise.id].append(
                         (module, module.__name__, attribute, proxies[exercise.id])
@@ -127,9 +139,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings:
         raise pytest.UsageError("the judge needs its sandbox configuration in TENXOR_SANDBOX")
     sandbox_config = CONFIG = SandboxConfig.from_json(settings)
-    stubs_in = Path(sandbox_config.tree).resolve()
-    if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(stubs_in):
-        raise pytest.UsageError(f"the judge must import tenxor from its tree {stubs_in}")
+    tree = Path(sandbox_config.tree).resolve()
+    if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(tree):
+        raise pytest.UsageError(f"the judge must import tenxor from its tree {tree}")
     workerinput = getattr(config, "workerinput", None)  # set in an xdist worker: gw0, gw1, ...
     if workerinput is None and getattr(config.option, "numprocesses", None):
         return  # an xdist controller: it runs no test, so it needs no worker
@@ -168,14 +180,24 @@ def calls_made(proxies: dict[str, Any]) -> list[Call]:
     return made
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Before the test's fixtures: its exercise is the one whose calls go to the worker."""
     CALLS.clear()
+    CROSSED.clear()
+    RUNNING["exercise"] = exercise_of(item)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    RUNNING["exercise"] = None  # between tests, nothing goes to the worker
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = (yield).get_result()
     report.judge_user = os.geteuid()  # grading takes only reports of the user it chose
+    report.crossed = sorted(CROSSED)
     if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
         exercise = exercise_of(item)
         record = explained(call.excinfo.value, Path(str(item.config.rootpath)), exercise)

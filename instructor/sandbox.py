@@ -93,6 +93,7 @@ class Sandbox:
         self.meter = None  # what reads the CPU time of the worker and all it started
         self.accounts: dict[str, Account] = {}
         self.functions: list[Any] = []  # the judge's functions the worker may call back
+        self.target: tuple[str, str] | None = None  # the function of the outermost call
         self.depth = 0
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
@@ -285,7 +286,7 @@ class Sandbox:
         ]
         started = time.monotonic()
         if self.depth == 0:
-            self.call_cpu = self.counted
+            self.call_cpu, self.target = self.counted, target
         self.depth += 1
         try:
             self.send(message)
@@ -390,12 +391,13 @@ class Sandbox:
         self.send(["ret", encoder.encode(value)])
 
     def encode_function(self, function: Any) -> list[Any]:
-        """A judge function as plain data: an exercise, a function found by name, what a
-        factory made, or else a number the worker calls back."""
+        """A judge function as plain data: the exercise of the call (the submission's function
+        of it), a function found by name, what a factory made, or else a number the worker
+        calls back (another exercise's function too: the judge runs the instructor's)."""
         target = getattr(function, "sandbox_target", None)
-        if target is not None:
+        if target is not None and target == self.target:
             return ["X", *target]
-        named = plain_data.name_of(function)
+        named = None if target is not None else plain_data.name_of(function)
         if named is not None:
             return ["N", *named]
         made = plain_data.factory_of(function)

@@ -3,8 +3,6 @@ output/gradebook.csv, with a progress bar, resuming where an interrupted batch s
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import sys
@@ -28,6 +26,7 @@ from .gradescope import results_json
 from .intake import assemble, submission_digest
 from .judge_run import reference_tests, run_judge, set_aside_broken
 from .shards import Shard
+from .spreadsheet import csv_text
 from .student_report import report_html
 
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
@@ -36,7 +35,8 @@ GRADEBOOK = "gradebook.csv"
 RESULTS = "results.json"
 REPORT = "report.html"  # the student's own page, beside their results.json
 CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
-OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, REPORT, CLASS_REPORT})
+CANVAS = "canvas.csv"  # tenxor-instructor export's Canvas import, in the output folder
+OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, REPORT, CLASS_REPORT, CANVAS})
 PARTIAL = ".partial"  # ends the name of a file being written, until it takes its place
 
 
@@ -66,17 +66,16 @@ def unfinished_writes(output: Path) -> list[Path]:
 
 
 def gradebook_csv(rows: dict[str, dict[str, Any]], selection: list[str]) -> str:
-    """The gradebook: one row per student, one column per exercise, total and max."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["student", *selection, "total", "max", "graded_at", "fingerprint"])
+    """The gradebook: one row per student, one column per exercise, total and max (no cell
+    starts a formula, whatever a student named their folder)."""
+    table = [["student", *selection, "total", "max", "graded_at", "fingerprint"]]
     for student in sorted(rows):
         results = rows[student]
         extra = results["extra_data"]
         cells = [f"{extra['exercises'].get(exercise_id, 0):g}" for exercise_id in selection]
         graded = [extra.get("graded_at", ""), extra.get("fingerprint", {}).get("short", "")]
-        writer.writerow([student, *cells, f"{results['score']:g}", extra["max_score"], *graded])
-    return buffer.getvalue()
+        table.append([student, *cells, f"{results['score']:g}", extra["max_score"], *graded])
+    return csv_text(table)
 
 
 class UnrecordedResults(ValueError):
@@ -146,7 +145,7 @@ def grade_submission(
     started, slot = time.monotonic(), bench.slots.get()
     try:
         with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
-            assembly = assemble(bench.judge_tree, folder, Path(scratch) / "package")
+            assembly = assemble(bench.release_tree, folder, Path(scratch) / "package")
             run, imported = run_judge(bench, assembly.package, slot, expected)
             if not imported and assembly.sources:  # again, without the modules that break it
                 set_aside_broken(bench, assembly, slot)

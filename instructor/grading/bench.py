@@ -23,11 +23,13 @@ from instructor.launcher import (
     sweep,
 )
 from instructor.protections import HIDDEN_FOLDERS, JUDGE_USER, SandboxMode
-from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
+from instructor.release import NOT_NEEDED_FOR_TESTS, solved_source, write_tree
 
 GRADING_LIMITS = SandboxLimits()
-# The judge's tree: the course with every exercise stubbed, its tests and the judge itself.
+# The judges' tree: the course with its reference solutions, its tests and the judge itself.
 JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
+# The release's tree, of which the workers get the package: every exercise a stub.
+RELEASE_TREE_EXCLUDED = (*NOT_NEEDED_FOR_TESTS, "tests")
 NAMESPACE_PROBE = (
     "import ctypes, sys\n"
     "sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x00020000 | 0x40000000) != 0)\n"
@@ -51,7 +53,13 @@ class Bench:
 
     @property
     def judge_tree(self) -> Path:
+        """The judges' tree: the reference solutions, the tests, the judge."""
         return self.scratch / "judge"
+
+    @property
+    def release_tree(self) -> Path:
+        """The release's package, every exercise a stub: what a submission is laid over."""
+        return self.scratch / "release"
 
     def config(self, package: Path, slot: int) -> SandboxConfig:
         """The sandbox of the judge in `slot`, for the submission's package in `package`."""
@@ -160,7 +168,8 @@ def bench_for(
         bench = Bench(
             course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users, profile
         )
-        write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED)
+        write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
+        write_tree(course, bench.release_tree, RELEASE_TREE_EXCLUDED)
         # Its packages compiled once here: the judges, launchers and workers may not write
         # their tree's bytecode, so each would compile what it imports from it again. (The
         # test modules get pytest's own bytecode when the tests to grade are collected.)

@@ -13,10 +13,11 @@ matched by no graded student, are both reported, never dropped in silence.
 from __future__ import annotations
 
 import csv
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .spreadsheet import csv_text
 
 IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")
 MATCHED_BY = ("SIS Login ID", "SIS User ID", "ID", "Student")  # tried in this order
@@ -81,14 +82,11 @@ def canvas_export(
         else:
             scores[position] = results[student]["score"]
     most = max((r["extra_data"]["max_score"] for r in results.values()), default=0)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*IDENTITY, assignment])
-    writer.writerow([POINTS_POSSIBLE, "", "", "", "", f"{most:g}"])
+    table = [[*IDENTITY, assignment], [POINTS_POSSIBLE, "", "", "", "", f"{most:g}"]]
     for position, row in enumerate(roster):
         score = f"{scores[position]:g}" if position in scores else ""
-        writer.writerow([*(row[column] for column in IDENTITY), score])
+        table.append([*(row[column] for column in IDENTITY), score])
         if position not in scores:
             export.not_graded.append(row["Student"] or row["SIS Login ID"] or row["ID"])
-    export.text = buffer.getvalue()
+    export.text = csv_text(table)  # no cell starts a formula
     return export

@@ -108,11 +108,11 @@ def put(tree: Path, modules: dict[str, bytes]) -> None:
         (tree / module).write_bytes(data)
 
 
-def assemble(judge_tree: Path, folder: Path, package: Path) -> Assembly:
-    """Put the submission's usable exercise modules into a copy of the release's package (the
-    judge's tree's, where every exercise is a stub), without the tree's bytecode."""
+def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
+    """Put the submission's usable exercise modules into a copy of the release's package
+    (where every exercise is a stub)."""
     ignored = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(judge_tree / "tenxor", package / "tenxor", ignore=ignored)
+    shutil.copytree(release_tree / "tenxor", package / "tenxor", ignore=ignored)
     assembly, submitted, used = Assembly(package), {}, set()
     for module in EXERCISE_MODULES:
         found = locate(folder, module)

@@ -119,7 +119,8 @@ def failure_of(report: dict[str, Any]) -> Failure:
 def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
     """The results in a pytest-reportlog file: a test passes when none of its setup, call
     and teardown failed and its call passed. Only reports of the `expected` tests made by
-    the judge's user count; a line that is not such a report is passed over."""
+    the judge's user count; a line that is not such a report is passed over. The run's
+    notes say which exercises' functions each test called in the worker ("crossed")."""
     run = Run(collected=dict(expected))
     lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
     for line in lines:
@@ -132,6 +133,8 @@ def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
         kind, test = report.get("$report_type"), report.get("nodeid", "")
         if kind == "TestReport" and report.get("judge_user") != judge:
             continue
+        if kind == "TestReport" and test in expected and report.get("crossed"):
+            run.notes.append({"event": "crossed", "test": test, "exercises": report["crossed"]})
         if kind == "CollectReport" and report.get("outcome") == "failed":
             run.collect_errors[test] = failure_of(report).message
         if kind != "TestReport" or test not in expected:

@@ -11,14 +11,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from instructor.class_report import class_report_html
 from instructor.cli import main
 from instructor.grading import grade_batch, students_in
-from instructor.grading.batch import CLASS_REPORT, Batch, recorded_results
-from instructor.grading.canvas import RosterError, canvas_export, read_roster
+from instructor.grading.batch import CLASS_REPORT, Batch, gradebook_csv, recorded_results
+from instructor.grading.canvas import IDENTITY, RosterError, canvas_export, read_roster
 from instructor.grading.merge import MergeError, merge_shards
 from instructor.grading.shards import Shard
+from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
 from tests.tooling.submissions import complete_submission, copy_of_reference, stubbed
 from tests.tooling.test_grading import LIMITS
 
@@ -184,6 +187,43 @@ def test_the_canvas_export_matches_the_roster_and_reports_who_is_missing():
         ["1001", "S0001", "ada", "Section A"], ["1002", "S0002", "ben", "Section A"],
     ]  # fmt: skip
     assert export.not_in_roster == ["nobody"] and export.not_graded == ["Zhou, Min"]
+
+
+def read_back(text: str) -> list[list[str]]:
+    """The cells of a CSV text; none may start a formula (else the test fails naming it)."""
+    rows = list(csv.reader(io.StringIO(text)))
+    formulas = [cell for row in rows for cell in row if cell.startswith(FORMULA_STARTS)]
+    assert not formulas, f"cells a spreadsheet would run as formulas: {formulas}"
+    return rows
+
+
+@given(
+    names=st.lists(
+        st.text(st.characters(blacklist_categories=["Cs"]), min_size=1),
+        min_size=1,
+        max_size=4,
+        unique_by=lambda name: name.strip().casefold(),
+    ),
+    section=st.sampled_from(["=1+1", "+SUM(1,2)", "-2", "@SUM(1,2)", "\t=1", "\r=1", "A"]),
+)
+def test_no_cell_of_the_gradebook_or_the_canvas_export_starts_a_formula(names, section):
+    """Whatever students name their folders and whatever a roster holds, no cell starts a
+    formula: each is the text it was, with an apostrophe before it where it would have
+    (OWASP's rule), and a line break in a cell stays inside its cell."""
+    names = [name.strip() for name in names if name.strip()] or ["ada"]
+    graded = {
+        name: {"score": 1, "extra_data": {"max_score": 2, "exercises": {"1.1": 1}}}
+        for name in names
+    }
+    rows = read_back(gradebook_csv(graded, ["1.1"]))
+    assert sorted(row[0] for row in rows[1:]) == sorted(map(safe_cell, names))
+    assert all(row[1:3] == ["1", "1"] for row in rows[1:])
+    roster = [dict.fromkeys(IDENTITY, section) | {"Student": name, "SIS Login ID": name}
+              for name in names]  # fmt: skip
+    rows = read_back(canvas_export(graded, roster, '=HYPERLINK("x")').text)
+    assert rows[0][-1] == safe_cell('=HYPERLINK("x")')
+    assert [row[0] for row in rows[2:]] == [safe_cell(name) for name in names]
+    assert all(row[4] == safe_cell(section) and row[5] == "1" for row in rows[2:])
 
 
 def test_a_roster_that_is_not_canvas_export_or_matches_twice_is_refused(tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from instructor.grading import grade_batch, students_in
+from instructor.grading.batch import OUTPUT_FILES
 from instructor.protections import SandboxMode
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import (
@@ -104,7 +105,9 @@ def command_line(process: Path) -> bytes:
 
 
 def test_a_student_named_like_an_output_file_is_refused_and_the_batch_goes_on(tmp_path):
-    for student in ("gradebook.csv", "results.json", "complete"):
+    """Every name of a file grading or its after-grading commands write into the output."""
+    reserved = sorted(name for name in OUTPUT_FILES if not name.startswith("."))
+    for student in (*reserved, "complete"):
         complete_submission(tmp_path / "batch" / student)
     said: list[str] = []
     output = tmp_path / "grades"
@@ -113,8 +116,9 @@ def test_a_student_named_like_an_output_file_is_refused_and_the_batch_goes_on(tm
     rows = list(csv.DictReader((output / "gradebook.csv").open()))
     assert [row["student"] for row in rows] == ["complete"]
     assert float(rows[0]["total"]) == BY_ID["1.1"].points
-    refused = [line for line in said if "gradebook.csv" in line or "results.json" in line]
-    assert len(refused) == 2 and all(str(output) in line for line in refused)
+    refused = [name for name in reserved for line in said if line.startswith(f"Not graded: {name}")]
+    assert refused == reserved and all(str(output) in line for line in said if "Not graded" in line)
+    assert {"canvas.csv", "class-report.html", "report.html"} <= set(reserved)
 
 
 def generated_submission(folder: Path, done: set[str]) -> None:

@@ -1,0 +1,123 @@
+"""Grading's trust boundary, proved by enumeration: during a test of exercise X only X's
+function runs the submission's code, for every test of the course; whatever else a test
+calls or compares runs the instructor's reference in the judge."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from instructor.grading.bench import Bench, bench_for
+from instructor.grading.intake import assemble
+from instructor.grading.judge_run import reference_tests, run_judge
+from instructor.launcher import SandboxLimits
+from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.engine import Run
+from tests.tooling.submissions import Fixture, in_region
+
+pytestmark = pytest.mark.provided
+
+LIMITS = SandboxLimits(call_cpu_seconds=5.0, call_wall_seconds=30.0)
+EVERY_EXERCISE = [item.id for item in CATALOG]
+FIRST_CHAPTERS = [item.id for item in CATALOG if item.chapter.number <= 3]
+
+# The judge's comparisons answered by the submission, if they ever ran there: every
+# exercise of chapters 1 to 3 answers a tensor, whatever a test expects, and the zip kernel
+# (4.6, which a tensor's `==` runs) says every pair of elements compares true.
+ALL_TRUE_ZIP = """\
+shape = broadcast_shapes(layout_a.shape, layout_b.shape)
+count = 1
+for size in shape:
+    count *= size
+return shape, [True] * count
+"""
+ANSWERS_TENSORS = tuple(
+    in_region(exercise_id, "import tenxor\nreturn tenxor.tensor([True])")
+    for exercise_id in FIRST_CHAPTERS
+)
+HONEST_ZIP = Fixture("answers-tensors", ANSWERS_TENSORS, tuple(FIRST_CHAPTERS), "FAIL")
+LYING_ZIP = Fixture(
+    "answers-tensors-and-the-judges-comparisons",
+    (*ANSWERS_TENSORS, in_region("4.6", ALL_TRUE_ZIP)),
+    tuple(FIRST_CHAPTERS),
+    "FAIL",
+)
+
+
+@pytest.fixture(scope="module")
+def bench() -> Iterator[Bench]:
+    with bench_for(Path(__file__).resolve().parents[2], [], LIMITS, 1, profile="ci-quick") as made:
+        yield made
+
+
+def judged(bench: Bench, fixture: Fixture, selection: list[str]) -> Run:
+    """The judge's run of the `selection`'s tests on a fixture submission."""
+    expected = reference_tests(bench.judge_tree, selection)
+    with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
+        submission = fixture.build(Path(scratch) / "submission")
+        assembly = assemble(bench.release_tree, submission, Path(scratch) / "package")
+        run, imported = run_judge(bench, assembly.package, 0, expected)
+    assert imported, f"the {fixture.name} submission did not import: {run.output}"
+    return run
+
+
+def crossings(run: Run) -> dict[str, set[str]]:
+    """test -> the exercises whose functions it called in the worker (setup, call, teardown)."""
+    found: dict[str, set[str]] = {}
+    for note in run.notes:
+        if note.get("event") == "crossed":
+            found.setdefault(note["test"], set()).update(note["exercises"])
+    return found
+
+
+@pytest.fixture(scope="module")
+def complete_run(bench: Bench) -> Run:
+    """Every test of the course, public and hidden, on the reference solutions."""
+    return judged(bench, Fixture("complete", (), (), ""), EVERY_EXERCISE)
+
+
+def test_a_complete_submission_passes_every_test_of_the_course(complete_run: Run) -> None:
+    failed = {test: r.message for test, r in complete_run.results.items() if not r.passed}
+    assert complete_run.results and not failed, f"tests that failed: {failed}"
+    assert set(complete_run.results) == set(complete_run.collected)
+
+
+def test_only_the_tests_own_exercise_runs_submitted_code(complete_run: Run) -> None:
+    """For every test of the course: the exercises whose functions went to the worker are its
+    own exercise at most."""
+    crossed = crossings(complete_run)
+    strays = {
+        test: sorted(exercises - {complete_run.collected[test]})
+        for test, exercises in crossed.items()
+        if exercises - {complete_run.collected[test]}
+    }
+    assert not strays, f"tests whose calls of other exercises ran submitted code: {strays}"
+
+
+def test_every_exercise_is_graded_through_the_worker(complete_run: Run) -> None:
+    """The other side of the same invariant: each exercise has tests whose calls of its
+    function the submission answered (else it would be graded on the reference)."""
+    crossed = crossings(complete_run)
+    reached = {exercise for exercises in crossed.values() for exercise in exercises}
+    assert reached == set(BY_ID), f"exercises never called in the worker: {set(BY_ID) - reached}"
+    tests_of = {exercise: 0 for exercise in BY_ID}
+    for test, exercise in complete_run.collected.items():
+        tests_of[exercise] += exercise in crossed.get(test, set())
+    assert all(tests_of.values()), f"tests per exercise that reached the worker: {tests_of}"
+
+
+def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> None:
+    """Chapters 1 to 3 answering tensors where tests expect other values: a zip kernel that
+    says every comparison holds passes no more of their tests than the honest one, since
+    their comparisons never run submitted code."""
+    passed = {}
+    for fixture in (HONEST_ZIP, LYING_ZIP):
+        run = judged(bench, fixture, FIRST_CHAPTERS)
+        assert run.results, f"no test ran for {fixture.name}: {run.output}"
+        passed[fixture.name] = {test for test, result in run.results.items() if result.passed}
+    gained = sorted(passed[LYING_ZIP.name] - passed[HONEST_ZIP.name])
+    assert not gained, f"tests that passed only because the zip kernel lied: {gained}"
+    assert len(passed[HONEST_ZIP.name]) < 10, f"tests a tensor answer passes: {passed}"
