@@ -6,11 +6,15 @@ TENXOR_SANDBOX variable. Before any test is collected, every exercise function, 
 package holds it, becomes a proxy. During a test of exercise X, X's proxy calls the
 submission's function in the sandbox worker (instructor.sandbox), and every other exercise's
 proxy calls the instructor's reference: so only X's function runs submitted code, and what
-builds a test's inputs or compares its results never does. When a test replaces an exercise
-function by a stand-in, calls into the worker carry the stand-in along for the exercises
-that build on it. Each report names the exercises whose calls went to the worker
-(`report.crossed`), and each failing report gets the failure in plain words
-(`report.failure`), which pytest-reportlog and pytest-xdist pass on with the report.
+builds a test's inputs or compares its results never does. Public tests run first; a worker
+that served them is stopped before a hidden test's first call, and the next one starts from
+nothing (instructor.leftovers), so nothing of a hidden test can reach a public one.
+
+When a test replaces an exercise function by a stand-in, calls into the worker carry the
+stand-in along for the exercises that build on it. Each report names the exercises whose
+calls went to the worker (`report.crossed`), and each failing report gets the failure in
+plain words (`report.failure`), which pytest-reportlog and pytest-xdist pass on with the
+report.
 
 The judge starts as root when grading does, and gives root up before it runs a test (before
 it reads a byte from a worker): it becomes a user of its own, which may read its own tree and
@@ -44,6 +48,7 @@ from tenxor.course.catalog import (
     EXERCISE_MODULES,
     RECORDS,
     Exercise,
+    hidden_tests,
     prerequisites,
 )
 from tenxor.course.engine import Call, call_of, explained, with_calls
@@ -52,8 +57,10 @@ from tenxor.course.markers import exercise_of
 
 SANDBOX: Sandbox | None = None
 PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
-# The exercise whose test is running: only its function's calls go to the worker.
-RUNNING: dict[str, str | None] = {"exercise": None}
+# The exercise whose test is running (only its function's calls go to the worker), and
+# whether the test is hidden (a worker serves public tests or hidden ones, never both).
+RUNNING: dict[str, Any] = {"exercise": None, "hidden": False}
+HIDDEN_FILES = frozenset(hidden_tests())
 CROSSED: set[str] = set()  # the exercises whose functions the running test called in the worker
 CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
 
@@ -85,6 +92,7 @@ def proxy(sandbox: Sandbox, exercise: Exercise, reference: Any, watched: list[Sl
         if RUNNING["exercise"] != exercise.id:
             return reference(*args, **kwargs)
         CROSSED.add(exercise.id)
+        sandbox.serve(hidden=RUNNING["hidden"])
         try:
             value = sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
         except BaseException:
@@ -180,12 +188,23 @@ def calls_made(proxies: dict[str, Any]) -> list[Call]:
     return made
 
 
+def is_hidden(item: pytest.Item) -> bool:
+    return item.nodeid.split("::")[0] in HIDDEN_FILES
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The public tests first, then the hidden ones: so each judge process needs one worker
+    for its public tests and one more for its hidden tests (pytest-xdist's load scheduling
+    hands each process its tests in this order)."""
+    items.sort(key=is_hidden)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the test's fixtures: its exercise is the one whose calls go to the worker."""
     CALLS.clear()
     CROSSED.clear()
-    RUNNING["exercise"] = exercise_of(item)
+    RUNNING.update(exercise=exercise_of(item), hidden=is_hidden(item))
 
 
 @pytest.hookimpl(trylast=True)

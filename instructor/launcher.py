@@ -12,8 +12,8 @@ and never reads a byte of them: nothing a worker sends reaches a process with pr
     code, over_memory = launcher.stop()    # killed, reaped, its group closed
 
 Without root (SandboxMode.SAME_USER), the judge uses a `Launcher` of its own in its process.
-Of the protections (instructor.protections), the launcher takes ONE_GROUP and OWN_ENVIRONMENT
-for every worker, and the judge JUDGE_USER through `give_up_root`.
+Of the protections (instructor.protections), the launcher takes ONE_GROUP, NOTHING_LEFT and
+OWN_ENVIRONMENT for every worker, and the judge JUDGE_USER through `give_up_root`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from instructor import plain_data, reachable
-from instructor.protections import OWN_TMP, OWN_USER, SandboxMode, WorkerSettings, fields_of
+from instructor.leftovers import remove_leftovers
+from instructor.protections import (
+    OWN_IPC,
+    OWN_TMP,
+    OWN_USER,
+    SandboxMode,
+    WorkerSettings,
+    fields_of,
+)
 from instructor.sandbox_worker import (
     BOOT,
     PR_SET_PDEATHSIG,
@@ -129,15 +137,21 @@ def grading_users() -> Iterator[int]:
             continue
         try:
             first = UID_BASE + BLOCK * block
-            for uid in range(first, first + BLOCK):
-                sweep(uid)  # what a grading that died may have left
+            clear_users(range(first, first + BLOCK))  # what a grading that died may have left
             yield first
-            for uid in range(first, first + BLOCK):
-                sweep(uid)
+            clear_users(range(first, first + BLOCK))
         finally:
             os.close(handle)
         return
     raise OSError(f"all {BLOCKS} blocks of grading users are in use")
+
+
+def clear_users(uids: range) -> None:
+    """End every process of these users of grading's, then remove what they left."""
+    for uid in uids:
+        sweep(uid)
+    if os.geteuid() == 0:
+        remove_leftovers(set(uids))
 
 
 def sweep(uid: int | None) -> None:
@@ -232,6 +246,11 @@ class Launcher:
         over_memory = self.group.over_memory()
         self.group.close()
         sweep(self.config.uid)
+        if self.config.uid is not None:  # NOTHING_LEFT: the next worker starts from nothing
+            mode = self.config.mode
+            remove_leftovers(
+                {self.config.uid}, ipc=not OWN_IPC.is_on(mode), files=not OWN_TMP.is_on(mode)
+            )
         if self.home:
             shutil.rmtree(self.home, ignore_errors=True)
             self.home = None

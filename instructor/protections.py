@@ -92,6 +92,13 @@ NO_NETWORK = Protection(
     WITH_NAMESPACES,
     "it could reach the network",
 )
+OWN_IPC = Protection(
+    "IPC of its own",
+    "the System V shared memory, semaphores and message queues it made were seen by no other "
+    "process and ended with it (an IPC namespace of its own)",
+    WITH_NAMESPACES,
+    "other processes of its user could see what it made there until it stopped",
+)
 OWN_USER = Protection(
     "a user of its own",
     "it ran under a user of its own, with no groups",
@@ -123,6 +130,15 @@ ONE_GROUP = Protection(
     "and memory), and they were killed together",
     EVERY_MODE,
 )
+NOTHING_LEFT = Protection(
+    "nothing left behind",
+    "when it stopped, every process, System V IPC object and file in the shared temporary "
+    "folders of its user was removed, so the next worker (a hidden test's, or the next "
+    "student's) started from nothing",
+    WITH_OTHER_USERS,
+    "what it left in the shared temporary folders or in System V IPC stayed there for the "
+    "grading user's next processes",
+)
 OWN_ENVIRONMENT = Protection(
     "an environment of its own",
     "none of grading's environment variables reached it",
@@ -145,11 +161,13 @@ PROTECTIONS = (
     HIDDEN_FOLDERS,
     OWN_TMP,
     NO_NETWORK,
+    OWN_IPC,
     OWN_USER,
     LIMITS,
     PROCESS_CAP,
     DIES_WITH_LAUNCHER,
     ONE_GROUP,
+    NOTHING_LEFT,
     OWN_ENVIRONMENT,
     JUDGE_USER,
     PLAIN_DATA,

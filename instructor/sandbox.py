@@ -94,6 +94,7 @@ class Sandbox:
         self.accounts: dict[str, Account] = {}
         self.functions: list[Any] = []  # the judge's functions the worker may call back
         self.target: tuple[str, str] | None = None  # the function of the outermost call
+        self.serving: bool | None = None  # the worker's tests: hidden ones, public ones, none yet
         self.depth = 0
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
@@ -136,6 +137,13 @@ class Sandbox:
             )
         return None
 
+    def serve(self, hidden: bool) -> None:
+        """Make the worker one that serves hidden tests, or public ones: a worker that served
+        the other kind is stopped first (the next call starts a new one)."""
+        if self.depth == 0 and self.serving is not None and self.serving != hidden:
+            self.stop()
+        self.serving = hidden
+
     def stop(self) -> None:
         """Have the worker killed, and whatever it started."""
         for fd in (self.commands, self.replies):
@@ -146,6 +154,7 @@ class Sandbox:
         if self.meter is not None:
             self.meter.close()
             self.meter = None
+        self.serving = None
         if self.pid is not None:
             self.pid = None
             with contextlib.suppress(OSError):  # a launcher that has ended took it along

@@ -42,12 +42,14 @@ from pathlib import Path
 from typing import Any
 
 from instructor import plain_data, reachable
+from instructor.leftovers import SHARED_TEMPS
 from instructor.plain_data import HEADER, SCALARS, Call, Decoder, Encoder, Kinds, error_data
 from instructor.protections import (
     DIES_WITH_LAUNCHER,
     HIDDEN_FOLDERS,
     LIMITS,
     NO_NETWORK,
+    OWN_IPC,
     OWN_TMP,
     OWN_USER,
     PROCESS_CAP,
@@ -63,10 +65,9 @@ PRELOADED = (
     "struct", "textwrap", "traceback", "types", "typing", "warnings", "weakref",
     "encodings.idna", "encodings.latin_1", "encodings.ascii",
 )  # fmt: skip
-CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
+CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 1, 2, 4, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
-SCRATCH_TEMPS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 PYTHON_FOLDERS = Path("/tmp/tenxor-python")  # with a /tmp of its own: where imports look
 WORKER_HOME = "/tmp/tenxor-worker"  # with a /tmp of its own: its home there
 OPEN_FILES = 256
@@ -213,7 +214,7 @@ def own_temporary_folders(confinement: Confinement) -> None:
     confinement.enter_mount_namespace()
     handles = confinement.held()
     settings = confinement.settings
-    fresh = [path for path in SCRATCH_TEMPS if os.path.isdir(path)]
+    fresh = [path for path in SHARED_TEMPS if os.path.isdir(path)]
     for path in fresh:
         mount_empty(path, f"size={settings.file_mb}m,mode=1777", MS_NOSUID | MS_NODEV)
     for path in settings.hidden:
@@ -227,6 +228,11 @@ def own_temporary_folders(confinement: Confinement) -> None:
 def cut_off_network(confinement: Confinement) -> None:
     """A network namespace of its own, with no network in it."""
     libc_call("unshare", CLONE_NEWNET)
+
+
+def own_ipc(confinement: Confinement) -> None:
+    """An IPC namespace of its own: its System V IPC objects end with it."""
+    libc_call("unshare", CLONE_NEWIPC)
 
 
 def own_user(confinement: Confinement) -> None:
@@ -269,6 +275,7 @@ STEPS: dict[str, Callable[[Confinement], None]] = {
     HIDDEN_FOLDERS.name: hide_folders,
     OWN_TMP.name: own_temporary_folders,
     NO_NETWORK.name: cut_off_network,
+    OWN_IPC.name: own_ipc,
     OWN_USER.name: own_user,
     LIMITS.name: set_limits,
     PROCESS_CAP.name: cap_processes,

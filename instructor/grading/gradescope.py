@@ -39,16 +39,17 @@ def reason(result: Result | None) -> str:
 
 def entry_output(
     passed: int,
-    failed: list[tuple[str, str]],
+    failing: int,
     problem: str | None,
+    failed: list[tuple[str, str]] = (),
     explained: list[tuple[str, Failure]] = (),
     scored: str = "",
 ) -> str:
-    """The text of one Gradescope test entry: counts, how the credit rule `scored` them,
-    module problem, the first failure's record in full (the call, what came back, what was
-    expected), then the failing tests."""
+    """The text of one Gradescope test entry: module problem, counts, how the credit rule
+    `scored` them, the first failure's record in full (the call, what came back, what was
+    expected), then the failing tests (a hidden entry gives counts alone)."""
     lines = [problem + "; its exercises score 0."] if problem else []
-    lines.append(f"{passed} of {passed + len(failed)} tests passed.")
+    lines.append(f"{passed} of {passed + failing} tests passed.")
     lines += [scored] if scored else []
     for name, record in explained[:1]:
         lines += [f"First failure, {name}:", *(f"  {line}" for line in record_in_words(record))]
@@ -90,6 +91,8 @@ def exercise_entries(
             if r is not None and not r.passed and r.failure and not r.failure.unfinished
         ]
         scored = scored_in_words(credit, passes, every_test_passed)
+        if hidden:  # counts only: nothing of what a hidden test checks, called or found
+            failed, records = [], []
         entries.append(
             {
                 "name": f"{item.id} {item.title} ({'hidden' if hidden else 'public'} tests)",
@@ -97,7 +100,9 @@ def exercise_entries(
                 "score": round(score, 4),
                 "max_score": round(maximum, 4),
                 "status": "passed" if not failed else "failed",
-                "output": entry_output(passed, failed, problem, records[:1], scored),
+                "output": entry_output(
+                    passed, len(part) - passed, problem, failed, records[:1], scored
+                ),
                 "visibility": "after_published" if hidden else "visible",
                 "tags": [f"chapter {item.chapter.number}"],
             }

@@ -18,7 +18,6 @@ from tenxor.course.failure import Failure
 from .credit import Credit
 
 LISTED_FAILURES = 12  # failing public tests listed by name and reason, per exercise
-LISTED_HIDDEN = 12  # failing hidden tests listed by name, per exercise
 
 # Nothing is fetched and nothing runs, even if some text escaped the escaping.
 POLICY = "default-src 'none'; style-src 'unsafe-inline'"
@@ -197,24 +196,17 @@ def public_part(exercise: ExerciseScore) -> str:
 
 
 def hidden_part(exercise: ExerciseScore) -> str:
-    """The hidden tests of an exercise counted, and the failing ones named: never what
-    they check or what they found."""
+    """The hidden tests of an exercise counted: never which failed, what they check, call or
+    found."""
     if not exercise.hidden:
         return ""
     passed = sum(1 for _, o in exercise.hidden if o.get("passed"))
     text = f"<p>{passed} of {len(exercise.hidden)} hidden tests passed"
     if passed == len(exercise.hidden):
         return text + ".</p>"
-    named = []
-    for name, cases in by_function(exercise.hidden).items():
-        failing = sum(1 for case in cases if not case.get("passed"))
-        if failing:
-            count = f" ({failing} of {len(cases)} cases)" if len(cases) > 1 else ""
-            named.append(f"<code>{escape(name)}</code>{count}")
-    more = f" and {len(named) - LISTED_HIDDEN} more" if len(named) > LISTED_HIDDEN else ""
     return (
-        text + f"; failing: {', '.join(named[:LISTED_HIDDEN])}{more}. What hidden tests check "
-        "is not shown: the exercise's docstring and its public tests say what is due.</p>"
+        text + ". What hidden tests check is not shown: the exercise's docstring and its "
+        "public tests say what is due.</p>"
     )
 
 

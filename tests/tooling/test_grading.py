@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import os
+import re
 from pathlib import Path
 
 import jsonschema
@@ -25,6 +26,7 @@ from instructor.grading import (
     students_in,
 )
 from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
+from instructor.leftovers import ipc_objects_of
 from instructor.protections import PROTECTIONS, SandboxMode, WorkerSettings
 from instructor.sandbox_worker import STEPS
 from tenxor.course.catalog import BY_ID
@@ -55,6 +57,11 @@ LIMITS = SandboxLimits(
     group_memory_mb=2048,
 )
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
+# What a hidden entry may say: why its module was not graded, how many tests passed, and how
+# the credit rule scored them.
+COUNTS_ONLY = re.compile(
+    r"([^\n]*; its exercises score 0\.\n)?\d+ of \d+ tests passed\.(\n[^\n]*)?"
+)
 
 
 def expected_score(done: set[str]) -> int:
@@ -158,6 +165,8 @@ def test_results_follow_the_gradescope_schema(graded: Path):
         )
         hidden = [entry for entry in results["tests"] if "hidden" in entry["name"]]
         assert hidden and all(entry["visibility"] == "after_published" for entry in hidden)
+        for entry in hidden:  # counts only: no test named, no call, value or rule shown
+            assert COUNTS_ONLY.fullmatch(entry["output"]), (fixture.name, entry["output"])
 
 
 def test_the_schema_rejects_what_gradescope_would(graded: Path):
@@ -314,6 +323,12 @@ def test_grading_changes_nothing_of_the_course_and_leaves_no_process(batch):
         if path.name.isdigit() and owner_of(path) in users and left_by(path, output.parent)
     ]
     assert not left, f"processes the batch's workers started still run: {left}"
+    leftovers = [
+        *Path("/tmp").glob("tenxor-carried-state-*"),
+        *Path("/dev/shm").glob("tenxor-carried-state-*"),
+        *(f"{kind} {number}" for kind, number in ipc_objects_of(set(users))),
+    ]
+    assert not leftovers, f"what the batch's workers left: {leftovers}"
 
 
 def left_by(process: Path, base: Path) -> bool:
@@ -349,10 +364,11 @@ def test_tests_that_never_ran_score_zero():
 # The protections each sandbox mode turns off, every other one on: only what it must.
 TURNED_OFF = {
     SandboxMode.ISOLATED: set(),
-    SandboxMode.SEPARATE_USER: {"a /tmp of its own", "cut off from the network"},
+    SandboxMode.SEPARATE_USER: {"a /tmp of its own", "cut off from the network", "IPC of its own"},
     SandboxMode.SAME_USER: {
-        "hidden folders", "a /tmp of its own", "cut off from the network", "a user of its own",
-        "a cap on processes", "a judge under a user of its own",
+        "hidden folders", "a /tmp of its own", "cut off from the network", "IPC of its own",
+        "a user of its own", "a cap on processes", "nothing left behind",
+        "a judge under a user of its own",
     },
 }  # fmt: skip
 

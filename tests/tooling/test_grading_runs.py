@@ -47,7 +47,7 @@ pytestmark = pytest.mark.provided
 WEAKER = ("complete", "half-done", "reads-hidden-tests-into-errors",
           "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests",
           "leaves-processes-running", "imports-lazily-loaded-modules",
-          "answers-with-function-tags")  # fmt: skip
+          "answers-with-function-tags", "writes-state-for-the-next-worker")  # fmt: skip
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="only root can choose to separate users")

@@ -151,7 +151,7 @@ def test_a_student_report_explains_public_failures_and_only_counts_hidden_ones()
     text = page_text(report_html(CLASS["ada"], "ada"))
     assert "3.5 of 5 points" in text and f"1.2 {BY_ID['1.2'].title} 1.5 of 3" in text
     assert " ".join("\n".join(record_in_words(Failure.from_dict(RECORD))).split()) in text
-    assert "1 of 2 hidden tests passed" in text and "test_h.py::test_values" in text
+    assert "1 of 2 hidden tests passed" in text and "test_values" not in text  # counts only
     assert "got 3, expected 4" not in text and "storage.py:11" not in text
     assert "Graded modules: tenxor/storage.py." in text
     bob = page_text(report_html(CLASS["bob"], "bob"))
