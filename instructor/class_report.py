@@ -23,7 +23,7 @@ from urllib.parse import quote
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import function_of, short_name
 
-from .grading.batch import REPORT, recorded_results, write_atomically
+from .grading.batch import REPORT, recorded_results, shown, write_atomically
 from .grading.student_report import STYLE, page, points
 
 LISTED_TESTS = 15  # the tests that fail most, in the plot and the table
@@ -399,7 +399,7 @@ def started_table(started: list[StartedExercise]) -> str:
     """One row per exercise started but not finished: who, and the tests they fail most."""
     rows = []
     for s in started:
-        names = ", ".join(escape(name) for name in s.students[:LISTED_STUDENTS])
+        names = ", ".join(escape(shown(name)) for name in s.students[:LISTED_STUDENTS])
         if len(s.students) > LISTED_STUDENTS:
             names += f" and {len(s.students) - LISTED_STUDENTS} more"
         tests = "".join(
@@ -421,9 +421,9 @@ def students_table(rows: dict[str, dict[str, Any]], grades: Path, out: Path) -> 
     lines = []
     for student, results in rows.items():
         report = grades / student / REPORT
-        name = escape(student)
-        if report.is_file():
-            link = quote(Path(os.path.relpath(report, out.parent)).as_posix())
+        name = escape(shown(student))
+        if report.is_file():  # the link's bytes as the file system has them
+            link = quote(os.fsencode(Path(os.path.relpath(report, out.parent)).as_posix()))
             name = f'<a href="{escape(link)}">{name}</a>'
         scores = results["extra_data"].get("exercises", {})
         cells = "".join(

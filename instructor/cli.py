@@ -114,7 +114,13 @@ def command_merge(arguments: argparse.Namespace) -> int:
 
 
 def command_export(arguments: argparse.Namespace) -> int:
-    from .grading.batch import CANVAS, UnrecordedResults, recorded_results, write_atomically
+    from .grading.batch import (
+        CANVAS,
+        UnrecordedResults,
+        recorded_results,
+        shown,
+        write_atomically,
+    )
     from .grading.canvas import RosterError, canvas_export, read_roster
 
     try:
@@ -129,7 +135,8 @@ def command_export(arguments: argparse.Namespace) -> int:
         raise SystemExit(f"tenxor-instructor export: cannot write {out}: {error}") from None
     print(f"Canvas gradebook import: {out} ({len(roster) - len(export.not_graded)} grades)")
     if export.not_in_roster:
-        print(f"Graded but in no roster row (not exported): {', '.join(export.not_in_roster)}")
+        names = ", ".join(map(shown, export.not_in_roster))
+        print(f"Graded but in no roster row (not exported): {names}")
     if export.not_graded:
         print(f"In the roster but not graded (left empty): {', '.join(export.not_graded)}")
     return 1 if export.not_in_roster else 0

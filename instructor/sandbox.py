@@ -5,9 +5,18 @@ A call sends its arguments as plain data and waits for plain data back, serving 
 calls of judge functions meanwhile. Everything the worker sends is decoded as data only
 (instructor.plain_data), within a byte budget per answer. Limits hold per call (CPU time; a
 wall-clock time for a call that sleeps) and per exercise (a few calls that crash, hang or run
-out of time, and a CPU-time budget; then its further calls fail at once), so one exercise's
-trouble costs nobody else. CPU time and memory are the kernel's figures for the worker and
-every process it started (instructor.worker_group), never the worker's own. Workers are
+out of time, and budgets of CPU time and of time by the clock; then its further calls fail at
+once), so one exercise's trouble costs nobody else: the start-up of the worker that replaces
+one a call stopped is charged to that call's exercise, with a strike. So, per judge process,
+an exercise stops at most `strikes` + 1 workers and costs at most exercise_cpu_seconds +
+2 * (call_cpu_seconds + 3 * TICK_SECONDS) of CPU time and exercise_wall_seconds +
+2 * call_wall_seconds by the clock: the last call admitted within its budgets, and the
+start-up of the worker that replaces the one it stopped. Grading's own starts (the first
+worker, and the first for the hidden tests) cost each judge process at most
+2 * call_wall_seconds more, charged to no exercise.
+
+CPU time and memory are the kernel's figures for the worker and every process it started
+(instructor.worker_group), never the worker's own. Workers are
 started and killed by a launcher (instructor.launcher), which keeps root when the judge
 gives it up; this side only talks to them. A worker that dies, hangs or talks out of form
 is killed with everything it started, and the next call starts a new one.
@@ -95,6 +104,7 @@ class Sandbox:
         self.functions: list[Any] = []  # the judge's functions the worker may call back
         self.target: tuple[str, str] | None = None  # the function of the outermost call
         self.serving: bool | None = None  # the worker's tests: hidden ones, public ones, none yet
+        self.owed: str | None = None  # the exercise whose call stopped the last worker
         self.depth = 0
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
@@ -258,10 +268,15 @@ class Sandbox:
                 f"not run: calls of exercise {exercise} crashed or hung the worker "
                 f"{len(account.strikes)} times ({account.strikes[-1]})"
             )
-        if account.cpu > limits.exercise_cpu_seconds or account.wall > limits.exercise_wall_seconds:
+        if account.cpu > limits.exercise_cpu_seconds:
             raise LimitReached(
                 f"not run: exercise {exercise} used up its {limits.exercise_cpu_seconds:g} s "
                 "of CPU time"
+            )
+        if account.wall > limits.exercise_wall_seconds:
+            raise LimitReached(
+                f"not run: exercise {exercise} used up its {limits.exercise_wall_seconds:g} s "
+                "by the clock (its calls and the starts of the workers they needed)"
             )
 
     def call(
@@ -279,10 +294,7 @@ class Sandbox:
         if self.depth == 0:
             self.refuse(exercise)
             if self.pid is None:
-                problem = self.start()
-                if problem:
-                    account.strikes.append(problem)
-                    raise SandboxFailure(problem)
+                self.restart(account)
         call = Call()
         encoder = Encoder(self.kinds, call, lenient=False)
         encoder.functions = self.encode_function
@@ -300,14 +312,14 @@ class Sandbox:
         try:
             self.send(message)
             answer = self.outcome(call, account, started)
-        except SandboxFailure as failure:
-            account.strikes.append(str(failure))
+        except BaseException as error:  # the worker is stopped: that costs a strike
+            if isinstance(error, SandboxFailure):
+                account.strikes.append(str(error))
+            else:  # interrupted while the worker was still at it: its state is unknown
+                account.strikes.append(f"the call was cut short ({type(error).__name__})")
             self.charge(account, now=True)
             self.stop()
-            raise
-        except BaseException:
-            self.charge(account, now=True)
-            self.stop()  # interrupted while the worker was still at it: its state is unknown
+            self.owed = exercise  # and its replacement's start-up
             raise
         finally:
             self.depth -= 1
@@ -318,6 +330,21 @@ class Sandbox:
         if type(answer) is Raising:
             raise answer.error
         return answer
+
+    def restart(self, caller: Account) -> None:
+        """Start a new worker for a call of `caller`'s exercise. Its start-up (the clock's
+        time, and the CPU time of importing the submission) is charged to the exercise whose
+        call stopped the last worker, which also bears a strike if the start fails; a start
+        that grading chose (the first, or for the hidden tests) is charged to nobody."""
+        payer = self.account(self.owed) if self.owed else None
+        self.owed, begun = None, time.monotonic()
+        problem = self.start()
+        if payer is not None:
+            payer.wall += time.monotonic() - begun
+            self.charge(payer, now=True)
+        if problem:
+            (payer or caller).strikes.append(problem)
+            raise SandboxFailure(problem)
 
     def charge(self, account: Account, now: bool = False) -> None:
         """Charge the CPU time the worker and all it started used since the last reading to

@@ -18,12 +18,13 @@ from typing import Any
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode, protections_in_brief
 from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.engine import Run, record_not_run
 
 from .bench import GRADING_LIMITS, Bench, bench_for
 from .credit import DEFAULT_CREDIT, Credit
 from .fingerprints import COURSE_PARTS, Fingerprint, course_fingerprint, text_digest
 from .gradescope import results_json
-from .intake import assemble, submission_digest
+from .intake import Assembly, assemble, submission_digest
 from .judge_run import reference_tests, run_judge, set_aside_broken
 from .shards import Shard
 from .spreadsheet import csv_text
@@ -74,7 +75,7 @@ def gradebook_csv(rows: dict[str, dict[str, Any]], selection: list[str]) -> str:
         extra = results["extra_data"]
         cells = [f"{extra['exercises'].get(exercise_id, 0):g}" for exercise_id in selection]
         graded = [extra.get("graded_at", ""), extra.get("fingerprint", {}).get("short", "")]
-        table.append([student, *cells, f"{results['score']:g}", extra["max_score"], *graded])
+        table.append([shown(student), *cells, f"{results['score']:g}", extra["max_score"], *graded])
     return csv_text(table)
 
 
@@ -129,12 +130,23 @@ class ProgressBar:
 
 
 def students_in(folder: Path) -> dict[str, Path]:
-    """The submissions of a batch: each sub-folder is one student, named after it."""
+    """The submissions of a batch: each sub-folder is one student, named after it (a link
+    to a folder too, which the batch then refuses to grade)."""
     return {
         path.name: path
         for path in sorted(folder.iterdir())
         if path.is_dir() and not path.name.startswith(".")
     }
+
+
+def shown(name: str) -> str:
+    """A student's name as text every output can hold: the bytes of a folder name that are
+    not UTF-8 written as escapes (b"ad\\xffa" is shown as "ad\\\\xffa")."""
+    try:
+        data = name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a lone surrogate that no file name decodes to
+        data = name.encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "backslashreplace")
 
 
 def grade_submission(
@@ -143,6 +155,7 @@ def grade_submission(
     """Grade one submission folder against the `expected` tests, partial credit by the
     `credit` rule; its Gradescope results."""
     started, slot = time.monotonic(), bench.slots.get()
+    assembly = Assembly(folder)
     try:
         with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
             assembly = assemble(bench.release_tree, folder, Path(scratch) / "package")
@@ -150,6 +163,9 @@ def grade_submission(
             if not imported and assembly.sources:  # again, without the modules that break it
                 set_aside_broken(bench, assembly, slot)
                 run, _ = run_judge(bench, assembly.package, slot, expected)
+    except Exception as error:  # noqa: BLE001 - this student's result, never the batch's end
+        run = Run(collected=dict(expected), problem=f"grading it failed: {error!r}"[:500])
+        record_not_run(run, "grading this submission failed")
     finally:
         bench.slots.put(slot)
     seconds = time.monotonic() - started
@@ -183,13 +199,17 @@ class Batch:
 
     def accepted(self, submissions: dict[str, Path]) -> dict[str, Path]:
         """The submissions but those of students whose folder name is that of a file grading
-        writes beside their results (their results would overwrite it, or it theirs)."""
-        for student in submissions:
+        writes beside their results (their results would overwrite it, or it theirs), and
+        those whose folder is a link (to whatever folder it names)."""
+        refused = {}
+        for student, folder in submissions.items():
             if student in OUTPUT_FILES:
-                self.report(
-                    f"Not graded: {student}: grading writes a file of that name into {self.output}."
-                )
-        return {name: folder for name, folder in submissions.items() if name not in OUTPUT_FILES}
+                refused[student] = f"grading writes a file of that name into {self.output}"
+            elif not self.single and folder.is_symlink():
+                refused[student] = "the folder is a symbolic link; submit the folder itself"
+        for student, why in refused.items():
+            self.report(f"Not graded: {shown(student)}: {why}.")
+        return {name: folder for name, folder in submissions.items() if name not in refused}
 
     def seen(self) -> list[Path]:
         """The folders a worker must not see: the output, and those holding the submissions."""
@@ -266,7 +286,7 @@ class Batch:
         self.record[student] = text_digest(text)
         write_atomically(self.output / RECORD, json.dumps(self.record, indent=1))
         path = self.results_path(student)
-        write_atomically(path.with_name(REPORT), report_html(results, student))
+        write_atomically(path.with_name(REPORT), report_html(results, shown(student)))
         write_atomically(path, text)
         self.rows[student] = results
         self.write_gradebook()
@@ -276,7 +296,7 @@ class Batch:
         folder graded before grading wrote reports)."""
         report = self.results_path(student).with_name(REPORT)
         if not report.exists():
-            write_atomically(report, report_html(results, student))
+            write_atomically(report, report_html(results, shown(student)))
 
     def write_gradebook(self) -> Path:
         gradebook = self.output / GRADEBOOK
@@ -301,9 +321,14 @@ class Batch:
             }
             for future in as_completed(futures):
                 student, results = futures[future], future.result()
-                self.stamp(results, pending[student])
-                self.keep(student, results)
-                bar.step(f"{student}: {results['score']:g}/{results['extra_data']['max_score']}")
+                try:
+                    self.stamp(results, pending[student])
+                    self.keep(student, results)
+                except OSError as error:  # this student's, never the batch's end
+                    self.report(f"Not written: {shown(student)}: {error}.")
+                    continue
+                score = f"{results['score']:g}/{results['extra_data']['max_score']}"
+                bar.step(f"{shown(student)}: {score}")
 
 
 def grade_batch(

@@ -1,14 +1,21 @@
 """Intake: the exercise modules taken from a submission, and what became of its files.
 
 Only the exercise modules are taken, found at their place in the tree, in a tenxor/ folder at
-any depth, or loose at the top. A module that is missing, a link, too big, not UTF-8 or does
-not compile is not used; one that does not import is set aside once the judge has said so.
+any depth, or loose at the top. A module that is missing, a link (symbolic or hard), not a
+regular file, too big, not UTF-8 or does not compile is not used; one that does not import is
+set aside once the judge has said so. A submission is walked without following links and to
+a bounded depth, and a module is read from the descriptor that was checked, up to a cap:
+whatever a folder holds (FIFOs, devices, links out of it, folders nested a thousand deep),
+intake neither hangs, nor fails, nor reads anything outside it.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,28 +63,84 @@ class Assembly:
         self.taken = [module for module in self.taken if module not in self.broken]
 
 
-def locate(folder: Path, module: str) -> Path | None:
-    """Where a submission keeps an exercise module: at its place in the tree, in a tenxor/
-    folder at any depth, or loose at the top."""
-    direct = folder / module
-    if direct.is_file():
-        return direct
-    nested = sorted(folder.rglob(module), key=lambda path: (len(path.parts), str(path)))
+MAX_DEPTH = 16  # folders below a submission's top that intake looks into
+MAX_ENTRIES = 20_000  # files and folders of a submission that intake looks at
+KINDS = {stat.S_IFREG: "file", stat.S_IFLNK: "symbolic link", stat.S_IFIFO: "FIFO",
+         stat.S_IFCHR: "character device", stat.S_IFBLK: "block device",
+         stat.S_IFSOCK: "socket"}  # fmt: skip
+
+
+def entries_of(folder: Path) -> dict[str, str]:
+    """Every entry of a submission that is not a folder, relative to it, with its kind
+    ("file", "symbolic link", "FIFO", ...): walked without following links, at most
+    MAX_DEPTH folders down and MAX_ENTRIES entries in all."""
+    found: dict[str, str] = {}
+    todo, seen = [(folder, "", 0)], 0
+    while todo:
+        path, prefix, depth = todo.pop()
+        try:
+            entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > MAX_ENTRIES:
+                return found
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            relative = prefix + entry.name
+            if stat.S_ISDIR(mode):
+                if depth < MAX_DEPTH:
+                    todo.append((Path(entry.path), relative + "/", depth + 1))
+            else:
+                found[relative] = KINDS.get(stat.S_IFMT(mode), "special file")
+    return dict(sorted(found.items()))
+
+
+def locate(entries: dict[str, str], module: str) -> str | None:
+    """Where a submission keeps an exercise module, among its `entries`: at its place in the
+    tree, in a tenxor/ folder at any depth (the shallowest), or loose at the top."""
+    if module in entries:
+        return module
+    nested = [name for name in entries if name.endswith("/" + module)]
     if nested:
-        return nested[0]
-    loose = folder / Path(module).name
-    return loose if loose.is_file() else None
+        return min(nested, key=lambda name: (name.count("/"), name))
+    loose = Path(module).name
+    return loose if loose in entries else None
 
 
-def file_problem(folder: Path, found: Path, module: str) -> str | None:
-    """Why a submitted file cannot be taken at all (a link, too big), if so."""
-    inside = found.resolve().is_relative_to(folder.resolve())
-    if found.is_symlink() or not inside:
-        return f"{module} is a symbolic link; submit the file itself"
-    size = found.stat().st_size
-    if size > MAX_MODULE_BYTES:
-        return f"{module} is {size} bytes, more than the {MAX_MODULE_BYTES} a module may have"
-    return None
+def read_module(folder: Path, relative: str, module: str) -> bytes | str:
+    """The bytes of a submitted module, or why it cannot be taken: it is read only as a
+    regular file with one name, up to MAX_MODULE_BYTES, opened one folder at a time without
+    following a link anywhere, and checked on the very descriptor it is read from."""
+    parts = relative.split("/")
+    descriptors = [os.open(folder, os.O_RDONLY | os.O_DIRECTORY)]
+    try:
+        for part in parts[:-1]:
+            flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+            descriptors.append(os.open(part, flags, dir_fd=descriptors[-1]))
+        flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK  # a FIFO must not block
+        descriptors.append(os.open(parts[-1], flags, dir_fd=descriptors[-1]))
+        status = os.fstat(descriptors[-1])
+        if not stat.S_ISREG(status.st_mode):
+            kind = KINDS.get(stat.S_IFMT(status.st_mode), "special file")
+            return f"{module} is a {kind}, not a file; submit the file itself"
+        if status.st_nlink != 1:
+            return f"{module} is a hard link ({status.st_nlink} names); submit the file itself"
+        with os.fdopen(descriptors.pop(), "rb") as stream:
+            data = stream.read(MAX_MODULE_BYTES + 1)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return f"{module} is a symbolic link; submit the file itself"
+        return f"{module} cannot be read: {error.strerror}"
+    finally:
+        for descriptor in descriptors:
+            os.close(descriptor)
+    if len(data) > MAX_MODULE_BYTES:
+        return f"{module} is larger than the {MAX_MODULE_BYTES} bytes a module may have"
+    return data
 
 
 def source_problem(module: str, data: bytes) -> str | None:
@@ -97,11 +160,6 @@ def source_problem(module: str, data: bytes) -> str | None:
     return None
 
 
-def submitted_files(folder: Path) -> list[str]:
-    """Every file of a submission, relative to it."""
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-
-
 def put(tree: Path, modules: dict[str, bytes]) -> None:
     """Write modules (path relative to the tree -> source) into a tree."""
     for module, data in modules.items():
@@ -114,15 +172,15 @@ def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
     ignored = shutil.ignore_patterns("__pycache__")
     shutil.copytree(release_tree / "tenxor", package / "tenxor", ignore=ignored)
     assembly, submitted, used = Assembly(package), {}, set()
+    entries = entries_of(folder)
     for module in EXERCISE_MODULES:
-        found = locate(folder, module)
+        found = locate(entries, module)
         if found is None:
             assembly.missing.append(module)
             continue
-        used.add(found.relative_to(folder).as_posix())
-        problem = file_problem(folder, found, module)
-        data = b"" if problem else found.read_bytes()
-        problem = problem or source_problem(module, data)
+        used.add(found)
+        data = read_module(folder, found, module)
+        problem = data if isinstance(data, str) else source_problem(module, data)
         if problem:
             assembly.broken[module] = problem
         else:
@@ -131,15 +189,17 @@ def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
     assembly.sources = submitted
     put(package, submitted)
     assembly.taken = sorted(submitted)
-    assembly.ignored = [name for name in submitted_files(folder) if name not in used]
+    assembly.ignored = [name for name in entries if name not in used]
     return assembly
 
 
 def submission_digest(folder: Path) -> str:
-    """A fingerprint of the exercise modules a submission holds."""
-    digest = hashlib.sha256()
+    """A fingerprint of the exercise modules a submission holds (and why any cannot be
+    taken)."""
+    digest, entries = hashlib.sha256(), entries_of(folder)
     for module in EXERCISE_MODULES:
-        found = locate(folder, module)
-        data = found.read_bytes() if found and not file_problem(folder, found, module) else b"-"
+        found = locate(entries, module)
+        data = read_module(folder, found, module) if found else "missing"
+        data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
         digest.update(module.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()

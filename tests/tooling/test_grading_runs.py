@@ -4,6 +4,7 @@ regrading anyone, and the weaker sandboxes say what was off and still keep the c
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import random
@@ -25,6 +26,8 @@ from tests.tooling.submissions import (
     CHAPTER_1,
     JUDGE_MARKER,
     ROOT,
+    STORAGE,
+    appended,
     complete_submission,
     copy_of_reference,
     replace_region,
@@ -82,6 +85,32 @@ def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, m
     assert course_state(course) == before
     assert not list(tmp_path.rglob(JUDGE_MARKER)), "the judge ran what a worker named"
     assert not processes_left_by(tmp_path), "a process a worker started still runs"
+
+
+def test_the_restarts_an_exercise_causes_are_charged_to_it(tmp_path: Path):
+    """A submission whose import sleeps 3 s and whose 1.1 ends its worker at every call.
+    Each new worker's start-up is charged to 1.1, whose call stopped the last one: with 4 s
+    by the clock to spend, 1.1 stops at most two workers per judge process, however many
+    strikes it may have, and its other calls fail at once; 1.2 and 1.3, whose calls come in
+    between and find the worker stopped, keep every point."""
+    folder = tmp_path / "batch" / "sleeps-at-import"
+    complete_submission(folder)
+    appended(STORAGE, "import time\ntime.sleep(3)")(folder)
+    replace_region(folder / STORAGE, "1.1", "import os\nos._exit(3)")
+    limits = dataclasses.replace(LIMITS, exercise_wall_seconds=4.0, strikes=5)
+    output = tmp_path / "grades"
+    grade_batch(ROOT, students_in(tmp_path / "batch"), output, CHAPTER_1, limits, profile=EXAMPLES)
+    results = results_of(output, "sleeps-at-import")
+    points = {exercise_id: BY_ID[exercise_id].points for exercise_id in ("1.2", "1.3")}
+    assert results["extra_data"]["exercises"] == {"1.1": 0, **points}
+    reasons = [o["reason"] for o in results["extra_data"]["outcomes"].values()
+               if o["exercise"] == "1.1"]  # fmt: skip
+    stopped = [
+        why for why in reasons if "worker ended (exit code 3)" in why and "not run" not in why
+    ]
+    judges = max(1, os.cpu_count() or 1)  # a batch of one job: a judge process per core
+    assert 1 <= len(stopped) <= 2 * judges, reasons
+    assert len(reasons) > 2 * judges and any("4 s by the clock" in why for why in reasons)
 
 
 def processes_left_by(base: Path) -> list[str]:
