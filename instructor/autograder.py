@@ -1,8 +1,11 @@
 """Gradescope's autograder for the course, in one zip.
 
 The zip holds `setup.sh` and `run_autograder` at its top, the course as grading needs it (the
-package, the instructor's tooling, the public and hidden tests) and `wheels/`: every package
-the grader installs, so that `setup.sh` needs no package index. Gradescope unpacks the zip
+package, the instructor's tooling, the public and hidden tests), `install/`: what `setup.sh`
+installs, the release's package (every exercise a stub) with the tooling, and `wheels/`:
+every package the grader installs, so that `setup.sh` needs no package index. Nothing a
+worker could reach holds a solution: the installed package has none, and `setup.sh` leaves
+the course readable by root alone. Gradescope unpacks the zip
 into /autograder/source, runs `setup.sh` once when it builds the image, then `run_autograder`
 for each submission, which grades /autograder/submission into /autograder/results.
 """
@@ -18,7 +21,7 @@ from pathlib import Path
 
 from tenxor.course.catalog import TOOLING_TESTS
 
-from .release import LOCAL_ONLY, course_files
+from .release import LOCAL_ONLY, course_files, write_tree
 
 # What grading does not need: the notebooks, pictures, benchmarks and CI of the course.
 NOT_NEEDED_FOR_GRADING = (
@@ -34,13 +37,17 @@ BUILD_REQUIREMENTS = ("setuptools>=70.1",)
 
 SETUP = """\
 #!/usr/bin/env bash
-# Run once by Gradescope when it builds the autograder: a virtual environment with the course
-# installed from the wheels beside this script, without a package index.
+# Run once by Gradescope when it builds the autograder: a virtual environment with the grader
+# installed from the wheels beside this script, without a package index. What it installs
+# is the student release's package (every exercise a stub) with the instructor's tooling:
+# the reference solutions and the hidden tests stay in source/, which only root may read
+# (grading copies them into the judges' tree).
 set -euo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
 python3 -m venv "$root/venv"
 "$root/venv/bin/python" -m pip install --quiet --no-index \\
-    --find-links "$root/source/wheels" "$root/source[grading]"
+    --find-links "$root/source/wheels" "$root/source/install[grading]"
+chmod 700 "$root/source"
 """
 
 RUN_AUTOGRADER = """\
@@ -92,7 +99,9 @@ def write_autograder(course: Path, out: Path, pip_options: list[str] = ()) -> li
     """Write Gradescope's autograder zip for the course at `course` to `out`; the names in it."""
     course, out = course.resolve(), out.resolve()
     with tempfile.TemporaryDirectory(prefix="tenxor-autograder-") as scratch:
-        wheels = download_wheels(course, Path(scratch), list(pip_options))
+        wheels = download_wheels(course, Path(scratch) / "wheels", list(pip_options))
+        install = Path(scratch) / "install"  # what setup.sh installs: no solution in it
+        written = write_tree(course, install, (*NOT_NEEDED_FOR_GRADING, "tests"))
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
             add_script(archive, "setup.sh", SETUP)
@@ -100,6 +109,8 @@ def write_autograder(course: Path, out: Path, pip_options: list[str] = ()) -> li
             for relative in course_files(course, NOT_NEEDED_FOR_GRADING):
                 if course / relative != out:
                     archive.write(course / relative, relative.as_posix())
+            for relative in written:
+                archive.write(install / relative, f"install/{relative.as_posix()}")
             for wheel in wheels:
                 archive.write(wheel, f"wheels/{wheel.name}")
             return archive.namelist()

@@ -35,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from instructor import plain_data, reachable
+from instructor.allowlist import GRADING, PACKAGE, bwrap_command, view
 from instructor.leftovers import remove_leftovers
 from instructor.protections import (
+    ALLOWLIST,
     OWN_IPC,
     OWN_TMP,
     OWN_USER,
@@ -59,6 +61,7 @@ BLOCK = 64  # users per grading command; each command on a machine claims a bloc
 JUDGE_USERS = 32  # in a block: workers at 0..31, judges at 32..62, the judges' group at 63
 BLOCKS = 1000
 USERS_LOCKS = Path("/run/lock/tenxor-worker-users")
+ENDING_SECONDS = 2.0  # how long a worker that ended has to be gone before it is killed
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,6 @@ class SandboxConfig:
     tree: str  # the judge's tree, where the worker imports instructor.sandbox_worker from
     mode: SandboxMode  # how far the worker is confined
     slot: int  # which worker user and CPU this judge takes
-    hidden: tuple[str, ...] = ()  # folders a worker must not see
     users: int = UID_BASE  # the first user of the block this grading claimed
     judge: int | None = None  # the user the judge becomes (None: it keeps its own)
     modules: tuple[str, ...] = ("tenxor",)
@@ -101,7 +103,7 @@ class SandboxConfig:
         data = fields_of(cls, json.loads(text))
         data["limits"] = SandboxLimits(**fields_of(SandboxLimits, data["limits"]))
         data["mode"] = SandboxMode(data["mode"])
-        data["hidden"], data["modules"] = tuple(data["hidden"]), tuple(data["modules"])
+        data["modules"] = tuple(data["modules"])
         return cls(**data)
 
     @property
@@ -176,7 +178,8 @@ class Launcher:
 
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen | None = None  # the worker, or the bubblewrap it is in
+        self.worker = 0  # the worker's process ID
         self.group = None
         self.home: str | None = None  # the worker's folder, when it has no /tmp of its own
 
@@ -186,36 +189,77 @@ class Launcher:
         self.stop()
         commands, worker_in = os.pipe()
         worker_out, replies = os.pipe()
-        if not OWN_TMP.is_on(self.config.mode):  # else the worker makes one in its own /tmp
-            self.home = tempfile.mkdtemp(prefix="tenxor-worker-")
-        settings = self.worker_settings(commands, replies)
         self.group = worker_group("tenxor-worker", self.config.limits.group_memory_mb)  # ONE_GROUP
         try:
+            if ALLOWLIST.is_on(self.config.mode):
+                self.worker = self.start_in_view(commands, replies)
+            else:
+                self.worker = self.start_here(commands, replies)
+        finally:
+            os.close(commands)
+            os.close(replies)
+        os.write(worker_in, plain_data.dumps(["go"]))  # only once the kernel counts it all
+        return self.worker, worker_in, worker_out, self.group.meter_spec()
+
+    def start_here(self, commands: int, replies: int) -> int:
+        """Start the worker as a child of this process, and put it in its group; its ID."""
+        if not OWN_TMP.is_on(self.config.mode):  # a folder only its user may enter
+            self.home = tempfile.mkdtemp(prefix="tenxor-worker-")
+        settings = self.worker_settings(self.config.package, self.config.tree, commands, replies)
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-c", BOOT, settings.to_json()],
+            pass_fds=(commands, replies),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=self.config.package,
+            env=worker_environment(),
+            start_new_session=True,
+        )
+        self.group.adopt(self.process.pid)
+        return self.process.pid
+
+    def start_in_view(self, commands: int, replies: int) -> int:
+        """Start the worker in bubblewrap's allowlisted view (instructor.allowlist), from a
+        process that first enters the worker's group, so that bubblewrap and all it starts
+        are counted from their first instruction; the worker's ID, as bubblewrap tells it."""
+        settings = self.worker_settings(str(PACKAGE), str(GRADING), commands, replies)
+        info, told = os.pipe()
+        seen = view(self.config.package, self.config.tree)
+        command = [sys.executable, "-I", "-c", ENTER_GROUP, json.dumps(self.group.procs())]
+        command += bwrap_command(seen, self.config.limits.file_mb, told)
+        command += [seen.interpreter, "-I", "-c", BOOT, settings.to_json()]
+        try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-c", BOOT, settings.to_json()],
-                pass_fds=(commands, replies),
+                command,
+                pass_fds=(commands, replies, told),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                cwd=self.config.package,
                 env=worker_environment(),
                 start_new_session=True,
             )
         finally:
-            os.close(commands)
-            os.close(replies)
-        self.group.adopt(self.process.pid)
-        os.write(worker_in, plain_data.dumps(["go"]))  # only once the kernel counts it all
-        return self.process.pid, worker_in, worker_out, self.group.meter_spec()
+            os.close(told)
+        with os.fdopen(info, "rb") as stream:  # bubblewrap's own word, before the worker runs
+            said = stream.read(4096)
+        try:
+            worker = json.loads(said)["child-pid"]
+        except (ValueError, KeyError, TypeError):
+            raise OSError(f"bubblewrap did not start the worker ({said[:200]!r})") from None
+        self.group.entered(worker)
+        return worker
 
-    def worker_settings(self, commands: int, replies: int) -> WorkerSettings:
-        """What the next worker is told: the ends of its pipes are `commands` and `replies`."""
+    def worker_settings(
+        self, package: str, tree: str, commands: int, replies: int
+    ) -> WorkerSettings:
+        """What the next worker is told: where its package and its own modules are, and the
+        ends of its pipes (`commands` and `replies`)."""
         config, limits = self.config, self.config.limits
         return WorkerSettings(
-            package=config.package,
-            tree=config.tree,
+            package=package,
+            tree=tree,
             mode=config.mode,
-            hidden=config.hidden,
             modules=config.modules,
             uid=config.uid,
             home=self.home,
@@ -232,13 +276,18 @@ class Launcher:
         """Ask the worker to end the call it runs (it has used up its CPU time)."""
         if self.process is not None:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(self.process.pid, STOP_SIGNAL)
+                os.kill(self.worker, STOP_SIGNAL)
 
-    def stop(self) -> tuple[int | None, bool]:
+    def stop(self, ended: bool = False) -> tuple[int | None, bool]:
         """Kill the worker and everything it started: its exit code (None if there was no
-        worker) and whether its group went over its memory limit."""
+        worker) and whether its group went over its memory limit. A worker that `ended`
+        (it closed its pipes) is given a moment to be gone, and bubblewrap with it, so that
+        its own exit code is the one told."""
         if self.process is None:
             return None, False
+        if ended:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=ENDING_SECONDS)
         if self.process.returncode is None:  # killed before reaped: its ID is still its own
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.process.pid, signal.SIGKILL)
@@ -310,8 +359,8 @@ class LauncherClient:
     def interrupt(self) -> None:
         self.socket.send(b'["interrupt"]')
 
-    def stop(self) -> tuple[int | None, bool]:
-        reply, _ = self.ask(["stop"])
+    def stop(self, ended: bool = False) -> tuple[int | None, bool]:
+        reply, _ = self.ask(["stop", ended])
         return reply[1], reply[2]
 
     def close(self) -> None:
@@ -344,8 +393,8 @@ def serve(config: SandboxConfig, connection: socket.socket) -> None:
                 os.close(replies)
             elif request == ["interrupt"]:
                 launcher.interrupt()
-            elif request == ["stop"]:
-                connection.send(json.dumps(["stopped", *launcher.stop()]).encode())
+            elif request in (["stop", False], ["stop", True]):
+                connection.send(json.dumps(["stopped", *launcher.stop(request[1])]).encode())
             else:
                 return
     finally:
@@ -360,6 +409,15 @@ def main(config_json: str, descriptor: str) -> None:
     serve(SandboxConfig.from_json(config_json), connection)
 
 
+# How a worker in bubblewrap starts: a process that enters the worker's group (the cgroup
+# files its first argument names) and becomes bubblewrap, the rest of its arguments.
+ENTER_GROUP = """\
+import json, os, sys
+for procs in json.loads(sys.argv[1]):
+    with open(procs, "w") as stream:
+        stream.write(str(os.getpid()))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 SERVE = """\
 import sys
 sys.path.insert(0, ".")

@@ -20,7 +20,7 @@ from typing import Any
 class SandboxMode(str, enum.Enum):
     """How far a sandbox worker is confined, strongest first."""
 
-    ISOLATED = "isolated"  # users of their own, and mount and network namespaces
+    ISOLATED = "isolated"  # users of their own, in bubblewrap's allowlisted namespaces
     SEPARATE_USER = "separate user"  # users of their own; no namespaces allowed
     SAME_USER = "same user"  # the grading user's own processes (grading without root)
 
@@ -34,14 +34,14 @@ class SandboxMode(str, enum.Enum):
 
     @property
     def namespaces(self) -> bool:
-        """Whether the worker gets mount and network namespaces of its own."""
+        """Whether the worker runs in bubblewrap, with namespaces of every kind of its own."""
         return self is SandboxMode.ISOLATED
 
     @property
     def why_weaker(self) -> str | None:
         """Why protections are off in this mode, if any is."""
         if self is SandboxMode.SEPARATE_USER:
-            return "no mount or network namespaces allowed"
+            return "bubblewrap cannot make namespaces here"
         if self is SandboxMode.SAME_USER:
             return "grading did not run as root, or was told not to change users"
         return None
@@ -73,12 +73,29 @@ class Protection:
         return f"Off here: {self.name}" + (f" ({self.when_off})." if self.when_off else ".")
 
 
-# In the order they are taken: the worker's own steps first (instructor.sandbox_worker).
+# In the order they are taken: bubblewrap's (instructor.allowlist), the worker's own steps
+# (instructor.sandbox_worker), the launcher's and grading's, the judge's.
+ALLOWLIST = Protection(
+    "an allowlisted file system",
+    "it ran in bubblewrap, whose file system held only the shared libraries, the interpreter "
+    "with NumPy and ml_dtypes, the release's package with the submitted modules, all "
+    "read-only, and a /tmp of its own: nothing of the course, its tests, other students, the "
+    "output or grading",
+    WITH_NAMESPACES,
+    "it could read every file of the machine that its user may read",
+)
 HIDDEN_FOLDERS = Protection(
     "hidden folders",
     "the course, its tests, the submissions and the output were closed to it",
     WITH_OTHER_USERS,
     "they were open to it",
+)
+OWN_PROCESSES = Protection(
+    "processes of its own",
+    "it ran in a PID namespace of its own: it saw and could signal no process but its own, "
+    "and every one of them ended with it",
+    WITH_NAMESPACES,
+    "it could see the machine's other processes",
 )
 OWN_TMP = Protection(
     "a /tmp of its own",
@@ -158,7 +175,9 @@ PLAIN_DATA = Protection(
     EVERY_MODE,
 )
 PROTECTIONS = (
+    ALLOWLIST,
     HIDDEN_FOLDERS,
+    OWN_PROCESSES,
     OWN_TMP,
     NO_NETWORK,
     OWN_IPC,
@@ -211,7 +230,6 @@ class WorkerSettings:
     package: str  # the folder holding the package to run
     tree: str  # the judge's tree, where it imports instructor.sandbox_worker from
     mode: SandboxMode
-    hidden: tuple[str, ...]  # folders it must not see
     modules: tuple[str, ...]  # what it imports: the submission
     uid: int | None  # its user (None: the launcher's own)
     home: str | None  # the folder the launcher made for it (None: one in its own /tmp)
@@ -231,5 +249,5 @@ class WorkerSettings:
         """The settings in `text`; ValueError naming any field missing or unknown."""
         data = fields_of(cls, json.loads(text))
         data["mode"] = SandboxMode(data["mode"])
-        data["hidden"], data["modules"] = tuple(data["hidden"]), tuple(data["modules"])
+        data["modules"] = tuple(data["modules"])
         return cls(**data)

@@ -227,7 +227,7 @@ class Sandbox:
     def ended_in_words(self) -> str:
         """How the worker ended, once it has: its exit, and whether memory ended it."""
         try:
-            self.pid, (exit_code, over_memory) = None, self.launcher.stop()
+            self.pid, (exit_code, over_memory) = None, self.launcher.stop(ended=True)
         except OSError:  # the launcher itself has ended, and the worker with it
             exit_code, over_memory = None, False
         code = exit_in_words(exit_code) if exit_code is not None else "it had ended"

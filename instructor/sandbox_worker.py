@@ -5,14 +5,13 @@ configuration and two pipes to the judge. In order:
 
 1. It waits for the launcher's "go" (by then the kernel counts it, and all it will start,
    in the worker's group). While only the course's own code runs, it imports what the library
-   needs, reads the package it will run (the release's provided modules and the
-   submission's exercise modules) and confines itself: it takes its own steps (STEPS) of the
-   protections its mode turns on (instructor.protections), in their order. As root and with
-   namespaces allowed that means: a mount namespace in which the course, the submissions
-   and the output are empty read-only file systems and /tmp is a fresh one of its own, a
-   network namespace with no network, a user ID of its own with no groups, limits on
-   memory, processes, open files and file size, and death with its launcher. It then tells
-   the judge "ready".
+   needs and confines itself: it takes its own steps (STEPS) of the protections its mode
+   turns on (instructor.protections), in their order. In the isolated mode it starts inside
+   bubblewrap (instructor.allowlist), whose file system holds only what it needs, read-only,
+   and a /tmp of its own, in namespaces of its own: it becomes a user of its own with no
+   groups and no way back to a privilege, and caps its memory, processes, open files and
+   file size. Without namespaces it copies the package it will run into a folder of its own
+   before it gives up root. It then tells the judge "ready".
 2. It imports the submission (from here on the submission's code runs in this process) and
    tells the judge whether that worked.
 3. It answers calls, until its input closes:
@@ -42,15 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from instructor import plain_data, reachable
-from instructor.leftovers import SHARED_TEMPS
 from instructor.plain_data import HEADER, SCALARS, Call, Decoder, Encoder, Kinds, error_data
 from instructor.protections import (
+    ALLOWLIST,
     DIES_WITH_LAUNCHER,
-    HIDDEN_FOLDERS,
     LIMITS,
-    NO_NETWORK,
-    OWN_IPC,
-    OWN_TMP,
     OWN_USER,
     PROCESS_CAP,
     PROTECTIONS,
@@ -65,11 +60,7 @@ PRELOADED = (
     "struct", "textwrap", "traceback", "types", "typing", "warnings", "weakref",
     "encodings.idna", "encodings.latin_1", "encodings.ascii",
 )  # fmt: skip
-CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 1, 2, 4, 0x4000, 0x40000
-PR_SET_PDEATHSIG = 1
-PYTHON_FOLDERS = Path("/tmp/tenxor-python")  # with a /tmp of its own: where imports look
-WORKER_HOME = "/tmp/tenxor-worker"  # with a /tmp of its own: its home there
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 OPEN_FILES = 256
 STOP_SIGNAL = signal.SIGUSR1  # what the judge sends when a call has used up its CPU time
 
@@ -113,15 +104,6 @@ def libc_call(name: str, *arguments: Any) -> None:
         raise OSError(error, f"{name}: {os.strerror(error)}")
 
 
-def mount_empty(path: str, options: str, flags: int) -> None:
-    """Mount a new tmpfs over `path`, hiding what was there (in this mount namespace)."""
-    libc_call("mount", b"tmpfs", path.encode(), b"tmpfs", flags, options.encode())
-
-
-def mount_call(source: str | None, target: str, flags: int) -> None:
-    libc_call("mount", source and source.encode(), target.encode(), None, flags, None)
-
-
 def read_package(folder: Path) -> dict[str, bytes]:
     """Every file of the package to run, relative to `folder`."""
     return {
@@ -155,23 +137,17 @@ def die_with(parent: int) -> None:
 
 @dataclass
 class Confinement:
-    """A worker confining itself: its settings, the package it will run, and what its steps
-    have done so far."""
+    """A worker confining itself: its settings, and what its steps have done so far."""
 
     settings: WorkerSettings
-    files: dict[str, bytes]  # the package to run, read before anything is hidden
-    folders: list[str]  # where imports come from (never the judge's tree)
-    handles: dict[str, int] | None = None  # on `folders`, taken before anything is hidden
-    in_namespace: bool = False
-    rerouted: bool = False
-    made_home: Path | None = None
+    folders: list[str]  # where imports come from (never the judges' tree)
+    handles: dict[str, int] | None = None  # on `folders`, taken while still root
+    made_home: tuple[Path, Path] | None = None  # the package to run, the scratch folder
 
-    def enter_mount_namespace(self) -> None:
-        """A mount namespace of this worker's own, whose mounts nobody else sees."""
-        if not self.in_namespace:
-            libc_call("unshare", CLONE_NEWNS)
-            libc_call("mount", None, b"/", None, MS_REC | MS_PRIVATE, None)
-            self.in_namespace = True
+    @property
+    def in_view(self) -> bool:
+        """Whether the worker runs in bubblewrap's allowlisted view (instructor.allowlist)."""
+        return ALLOWLIST.is_on(self.settings.mode)
 
     def held(self) -> dict[str, int]:
         """A handle on each import folder, taken the first time it is asked for."""
@@ -179,73 +155,34 @@ class Confinement:
             self.handles = reachable.hold(self.folders)
         return self.handles
 
-    def home(self) -> Path:
-        """The worker's home, made the first time it is asked for: `package/` (a copy of the
-        package to run, read-only to the worker) and `scratch/` (its own). In its own /tmp
-        where it has one, else the folder the launcher made, which only its user may enter."""
+    def home(self) -> tuple[Path, Path]:
+        """The package to run and the worker's scratch folder, made the first time they are
+        asked for: in the allowlisted view, the package bound read-only and its own /tmp;
+        else copies in the folder the launcher made, which only its user may enter."""
         if self.made_home is None:
-            if OWN_TMP.is_on(self.settings.mode):
-                home = Path(WORKER_HOME)
-                home.mkdir(mode=0o700)
+            if self.in_view:
+                self.made_home = Path(self.settings.package), Path("/tmp")
             else:
                 home = Path(self.settings.home)  # made by the launcher, which removes it
-            write_package(self.files, home / "package")
-            (home / "scratch").mkdir()
-            self.made_home = home
+                write_package(read_package(Path(self.settings.package)), home / "package")
+                (home / "scratch").mkdir()
+                self.made_home = home / "package", home / "scratch"
         return self.made_home
 
 
-def hide_folders(confinement: Confinement) -> None:
-    """With a mount namespace of its own, each hidden folder an empty, read-only file system
-    that no user but root may enter. (Without one, grading has closed them to other users.)"""
-    if not confinement.settings.mode.namespaces:
-        return
-    confinement.enter_mount_namespace()
-    confinement.held()  # in this namespace, before anything is hidden
-    for path in confinement.settings.hidden:
-        if os.path.isdir(path):
-            mount_empty(path, "size=4k,mode=0", MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-def own_temporary_folders(confinement: Confinement) -> None:
-    """A fresh /tmp (and the other shared temporary folders); a hidden folder inside one
-    there too, but closed; the folders imports come from bound read-only into the fresh
-    /tmp, where imports then find them."""
-    confinement.enter_mount_namespace()
-    handles = confinement.held()
-    settings = confinement.settings
-    fresh = [path for path in SHARED_TEMPS if os.path.isdir(path)]
-    for path in fresh:
-        mount_empty(path, f"size={settings.file_mb}m,mode=1777", MS_NOSUID | MS_NODEV)
-    for path in settings.hidden:
-        if any(Path(path).is_relative_to(folder) for folder in fresh):
-            Path(path).parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-            Path(path).mkdir(mode=0, exist_ok=True)
-    reachable.reroute(reachable.through_bind_mounts(handles, PYTHON_FOLDERS, mount_call))
-    confinement.rerouted = True
-
-
-def cut_off_network(confinement: Confinement) -> None:
-    """A network namespace of its own, with no network in it."""
-    libc_call("unshare", CLONE_NEWNET)
-
-
-def own_ipc(confinement: Confinement) -> None:
-    """An IPC namespace of its own: its System V IPC objects end with it."""
-    libc_call("unshare", CLONE_NEWIPC)
-
-
 def own_user(confinement: Confinement) -> None:
-    """Become the worker's user, with no groups, owning its home and its scratch folder;
-    imports keep working through handles on the folders they come from."""
+    """Become the worker's user, with no groups, owning its scratch folder, and never to
+    gain a privilege again; outside the allowlisted view imports keep working through
+    handles on the folders they come from, taken as root."""
     uid = confinement.settings.uid
-    if not confinement.rerouted:
+    if not confinement.in_view:
         reachable.reroute(reachable.through_descriptors(confinement.held()))
-        confinement.rerouted = True
-    home = confinement.home()
-    for folder in (home, home / "scratch"):
-        os.chown(folder, uid, uid)
+    package, scratch = confinement.home()
+    if not confinement.in_view:  # in the view, /tmp is every user's to write
+        for folder in (scratch.parent, scratch):
+            os.chown(folder, uid, uid)
     become(uid, uid)
+    libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
 def set_limits(confinement: Confinement) -> None:
@@ -267,15 +204,14 @@ def cap(kind: int, value: int) -> None:
 
 
 def die_with_launcher(confinement: Confinement) -> None:
-    die_with(confinement.settings.parent)
+    """Die with the launcher (in the allowlisted view, bubblewrap sees to that)."""
+    if not confinement.in_view:
+        die_with(confinement.settings.parent)
 
 
-# The steps a worker takes itself, by the names of the protections they are.
+# The steps a worker takes itself, by the names of the protections they are (bubblewrap
+# takes the others, where the mode turns them on: instructor.allowlist).
 STEPS: dict[str, Callable[[Confinement], None]] = {
-    HIDDEN_FOLDERS.name: hide_folders,
-    OWN_TMP.name: own_temporary_folders,
-    NO_NETWORK.name: cut_off_network,
-    OWN_IPC.name: own_ipc,
     OWN_USER.name: own_user,
     LIMITS.name: set_limits,
     PROCESS_CAP.name: cap_processes,
@@ -284,16 +220,18 @@ STEPS: dict[str, Callable[[Confinement], None]] = {
 
 
 def confine(settings: WorkerSettings) -> Path:
-    """Take the worker's steps of the protections its mode turns on, in order; its home."""
-    folders = reachable.import_folders(outside=settings.tree)
-    confinement = Confinement(settings, read_package(Path(settings.package)), folders)
+    """Take the worker's steps of the protections its mode turns on, in order; where the
+    package to run is."""
+    in_view = ALLOWLIST.is_on(settings.mode)
+    folders = [] if in_view else reachable.import_folders(outside=settings.tree)
+    confinement = Confinement(settings, folders)
     for step in PROTECTIONS:
         if step.name in STEPS and step.is_on(settings.mode):
             STEPS[step.name](confinement)
-    home = confinement.home()
-    os.chdir(home / "scratch")
-    os.environ.update(HOME=str(home / "scratch"), TMPDIR=str(home / "scratch"))
-    return home
+    package, scratch = confinement.home()
+    os.chdir(scratch)
+    os.environ.update(HOME=str(scratch), TMPDIR=str(scratch))
+    return package
 
 
 class Worker:
@@ -412,13 +350,13 @@ def main(settings_json: str) -> None:
         os._exit(1)
     for module in PRELOADED:
         __import__(module)
-    home = confine(settings)
+    package = confine(settings)
     channel.send(["ready"])
     global WORKER
     worker = WORKER = Worker(channel, settings.call_cpu_seconds)
     signal.signal(STOP_SIGNAL, on_stop_signal)
     try:
-        worker.load(home / "package", list(settings.modules), settings.tree)
+        worker.load(package, list(settings.modules), settings.tree)
     except BaseException as error:  # noqa: BLE001 - reported to the judge, whatever it is
         channel.send(["imported", error_data(error)])
         os._exit(1)

@@ -6,6 +6,7 @@ it heads, and stopping it kills the whole group.
 
     group = worker_group(name, memory_mb)   # before the worker starts
     group.adopt(pid)                        # the worker, before it runs a submission
+                                            # (or it writes its ID to group.procs() itself)
     reading = meter(group.meter_spec())     # anyone may read (the judge does)
     reading.cpu_seconds()                   # CPU of the worker and all it started, so far
     group.close()                           # kill every process of the group
@@ -75,6 +76,13 @@ class CgroupGroup:
         for folder in (self.cpu, self.memory):
             if folder is not None:
                 (folder / "cgroup.procs").write_text(str(pid))
+
+    def procs(self) -> list[str]:
+        """The files a process writes its ID to, to enter the group itself."""
+        return [str(folder / "cgroup.procs") for folder in (self.cpu, self.memory) if folder]
+
+    def entered(self, pid: int) -> None:
+        """The worker `pid` is in the group: it entered it itself (see procs)."""
 
     def meter_spec(self) -> list:
         return ["cgroup", str(self.cpu / "cpu.stat")]
@@ -217,6 +225,12 @@ class ProcessTree:
         self.pid = 0
 
     def adopt(self, pid: int) -> None:
+        self.pid = pid
+
+    def procs(self) -> list[str]:
+        return []  # everything below this process is in the group already
+
+    def entered(self, pid: int) -> None:
         self.pid = pid
 
     def meter_spec(self) -> list:

@@ -7,13 +7,13 @@ import compileall
 import contextlib
 import os
 import queue
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from instructor.allowlist import bubblewrap_refusal
 from instructor.launcher import (
     BLOCK,
     JUDGE_USERS,
@@ -30,10 +30,6 @@ GRADING_LIMITS = SandboxLimits()
 JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
 # The release's tree, of which the workers get the package: every exercise a stub.
 RELEASE_TREE_EXCLUDED = (*NOT_NEEDED_FOR_TESTS, "tests")
-NAMESPACE_PROBE = (
-    "import ctypes, sys\n"
-    "sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x00020000 | 0x40000000) != 0)\n"
-)
 
 
 @dataclass
@@ -44,7 +40,6 @@ class Bench:
     course: Path
     scratch: Path
     mode: SandboxMode
-    hidden: tuple[str, ...]
     limits: SandboxLimits
     judges: int  # test processes (pytest-xdist) per submission
     users: int  # the first of the worker users this grading claimed
@@ -69,7 +64,6 @@ class Bench:
             tree=str(self.judge_tree),
             mode=self.mode,
             slot=slot * self.judges,
-            hidden=self.hidden,
             users=self.users,
             judge=judge,
             limits=self.limits,
@@ -88,13 +82,12 @@ class Bench:
                 sweep(judge.judge)  # whatever a judge of this slot left running
 
 
-def namespaces_allowed() -> bool:
-    """Whether this process may make mount and network namespaces (root, and a platform
-    that allows them)."""
+def namespaces_allowed(course: Path | None = None) -> bool:
+    """Whether workers can run in bubblewrap's allowlisted view here (root, and a platform
+    that lets bubblewrap make its namespaces)."""
     if not sys.platform.startswith("linux") or os.geteuid() != 0:
         return False
-    probe = subprocess.run([sys.executable, "-c", NAMESPACE_PROBE], capture_output=True)
-    return probe.returncode == 0
+    return bubblewrap_refusal(str(course or Path(__file__).resolve().parents[2])) is None
 
 
 def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
@@ -106,9 +99,8 @@ def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
         return SandboxMode.ISOLATED if namespaces_allowed() else SandboxMode.SEPARATE_USER
     requested = SandboxMode(requested)
     if requested.namespaces and not namespaces_allowed():
-        raise OSError(
-            f"the {requested} sandbox needs mount and network namespaces, not allowed here"
-        )
+        why = bubblewrap_refusal(str(Path(__file__).resolve().parents[2]))
+        raise OSError(f"the {requested} sandbox needs bubblewrap's namespaces: {why}")
     return requested
 
 
@@ -162,12 +154,9 @@ def bench_for(
         if JUDGE_USER.is_on(mode):  # the judges may read their tree; workers nothing of it
             os.chown(scratch, 0, users + BLOCK - 1)
             os.chmod(scratch, 0o750)
-        hidden = [course.resolve(), Path(scratch), *[p.resolve() for p in seen]]
         if HIDDEN_FOLDERS.is_on(mode) and not mode.namespaces:
             claimed.callback(restore, hide([course.resolve(), *[p.resolve() for p in seen]]))
-        bench = Bench(
-            course, Path(scratch), mode, tuple(map(str, hidden)), limits, judges, users, profile
-        )
+        bench = Bench(course, Path(scratch), mode, limits, judges, users, profile)
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
         write_tree(course, bench.release_tree, RELEASE_TREE_EXCLUDED)
         # Its packages compiled once here: the judges, launchers and workers may not write

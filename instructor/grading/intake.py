@@ -16,6 +16,7 @@ import hashlib
 import os
 import shutil
 import stat
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,10 @@ from tenxor.course.catalog import EXERCISE_FILES
 
 EXERCISE_MODULES = EXERCISE_FILES  # what is taken from a submission: these files
 MAX_MODULE_BYTES = 1_000_000
+# One compile at a time: students are taken in threads, and CPython 3.11's compiler keeps
+# its AST recursion depth in state the threads share (compiling in two threads at once left
+# it off, and a later ast.parse in the process failed with a SystemError).
+COMPILING = threading.Lock()
 
 
 @dataclass
@@ -152,7 +157,8 @@ def source_problem(module: str, data: bytes) -> str | None:
     except UnicodeDecodeError as error:
         return f"{module} is not valid UTF-8 (byte {data[error.start]:#04x} at {error.start})"
     try:
-        compile(text, module, "exec")
+        with COMPILING:
+            compile(text, module, "exec")
     except SyntaxError as error:
         return f"{module} has a syntax error at line {error.lineno}: {error.msg}"
     except ValueError as error:

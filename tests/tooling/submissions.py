@@ -147,6 +147,15 @@ class Fixture:
         complete_submission(folder)
         for edit in self.edits:
             edit(folder)
+        for module in MODULES:  # where the red team's code finds its own folder
+            path = folder / module
+            if (
+                path.is_file()
+                and not path.is_symlink()
+                and b"SUBMISSION_FOLDER" in path.read_bytes()
+            ):
+                text = path.read_text(encoding="utf-8")
+                path.write_text(text.replace("SUBMISSION_FOLDER", repr(str(folder))), "utf-8")
         return folder
 
 
@@ -242,10 +251,18 @@ def restore(folder: Path, exercise_id: str) -> None:
 # -- the red team: submissions that tamper with grading --------------------------------------
 #
 # Each knows what a submission can learn about its worker: its configuration (sys.argv[1])
-# names the judge's tree and the folders it must not see (the course first, the output and
-# the submissions last). Each must score exactly what its exercises earn.
+# names the folder of the worker's own modules (the judges' tree outside bubblewrap), and,
+# as a student who knows the course would, where the folders it must not see are: the course,
+# the output and the submissions beside its own (which the fixture's build writes in for
+# SUBMISSION_FOLDER). Each must score exactly what its exercises earn.
 
-CONFIG = "import json, os, sys\nconfig = json.loads(sys.argv[1])\n"
+CONFIG = """\
+import json, os, sys
+config = json.loads(sys.argv[1])
+base = os.path.dirname(os.path.dirname(SUBMISSION_FOLDER))
+config["hidden"] = [os.path.join(base, "course"), config["tree"],
+                    os.path.join(base, "grades"), os.path.join(base, "submissions")]
+"""
 PATCH_PYTEST = """\
 try:
     import _pytest.python
@@ -313,7 +330,7 @@ for root in config["hidden"][:2]:
             with open(os.path.join(root, relative)) as stream:
                 texts.append(stream.read())
         except OSError as error:
-            texts.append(str(error))
+            texts.append(f"unreadable: {error}")
 raise ValueError("; ".join(texts))
 """
 )
@@ -324,7 +341,7 @@ try:
     with open(os.path.join(config["hidden"][0], "tests", "test_storage.py"), "rb") as stream:
         return tuple(stream.read())
 except OSError as error:
-    raise ValueError(str(error))
+    raise ValueError(f"unreadable: {error}")
 """
 )
 WRITE_INTO_OUTPUT = (
@@ -337,13 +354,14 @@ for root in config["hidden"][2:]:
             with open(os.path.join(root, name), "w") as stream:
                 stream.write("{}")
         except OSError as error:
-            failures.append(str(error))
+            failures.append(f"unwritable: {error}")
 raise PermissionError("; ".join(failures))
 """
 )
 LEAVE_PROCESSES = """\
-import os, subprocess, time
-subprocess.Popen(["sleep", "600"], start_new_session=True,
+import os, subprocess, sys, time
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)  # left running"],
+                 start_new_session=True,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 if os.fork() == 0:
     os.setsid()
@@ -488,6 +506,31 @@ if _found:
     numel = round_to_bfloat16 = byte_strides = _carried
 """
 
+# A module with no code of its own: it runs the installed course's copy of itself, found in
+# any folder its worker imports from (outside bubblewrap the worker keeps a handle on each,
+# the grader's virtual environment included), as long as that copy is not a stub.
+COPYCAT = """\
+import os, sys
+_name = os.path.basename(__file__)
+for _folder in list(sys.path):
+    _twin = os.path.join(_folder, "tenxor", _name)
+    try:
+        with open(_twin, encoding="utf-8") as _stream:
+            _text = _stream.read()
+    except OSError:
+        continue
+    _stub = 'NotImplementedError("Exercise' in _text
+    if os.path.realpath(_twin) != os.path.realpath(__file__) and not _stub:
+        exec(compile(_text, _twin, "exec"), globals())
+        break
+"""
+
+
+def copycat(folder: Path) -> None:
+    """Every exercise module a COPYCAT."""
+    for module in MODULES:
+        (folder / module).write_text(COPYCAT, encoding="utf-8")
+
 
 def answering(value: str) -> tuple[Callable[[Path], None], ...]:
     """Every chapter-1 exercise answering `value` to every call."""
@@ -505,11 +548,11 @@ RED_TEAM = (
             in_region("1.3", ALWAYS_EQUAL_TUPLE)), ("1.1", "1.3"), "FAIL"),
     Fixture("custom-class-result", (in_region("1.2", CUSTOM_RESULT),), ("1.2",), "Unreadable"),
     Fixture("reads-hidden-tests-into-errors", (in_region("1.1", READ_HIDDEN_INTO_ERROR),),
-            ("1.1",), "Permission denied"),
+            ("1.1",), "unreadable: "),
     Fixture("reads-public-tests-into-results", (in_region("1.3", READ_PUBLIC_INTO_RESULT),),
-            ("1.3",), "Permission denied"),
+            ("1.3",), "unreadable: "),
     Fixture("writes-into-the-output-and-other-students", (in_region("1.1", WRITE_INTO_OUTPUT),),
-            ("1.1",), "Permission denied"),
+            ("1.1",), "unwritable: "),
     Fixture("leaves-processes-running", (appended(STORAGE, LEAVE_PROCESSES),), (),
             "Graded modules: tenxor/broadcasting.py"),
     Fixture("leaves-threads-running", (appended(STORAGE, LEAVE_THREADS),), (),

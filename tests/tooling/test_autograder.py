@@ -3,19 +3,27 @@ grading a submission into a results.json that Gradescope accepts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+import signal
 import stat
 import subprocess
 import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from tenxor.course.catalog import CATALOG
-from tests.tooling.submissions import ROOT, complete_submission
+from instructor.launcher import ENTER_GROUP
+from instructor.protections import SandboxMode
+from instructor.release import stubbed_source
+from instructor.worker_group import own_cgroup
+from tenxor.course.catalog import CATALOG, stub_line
+from tests.tooling.submissions import MODULES, ROOT, Fixture, copycat
 
 pytestmark = pytest.mark.provided
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
@@ -63,10 +71,11 @@ def gradescope_runs(script: Path, environment: dict[str, str]) -> subprocess.Com
     )
 
 
-def test_setup_needs_no_index_and_run_autograder_grades_a_submission(autograder, tmp_path):
-    """Gradescope's steps in a temporary autograder root: unpack into source/, run setup.sh
-    with the package index out of reach, put a submission in place, run run_autograder."""
-    root = tmp_path / "autograder"
+@pytest.fixture(scope="module")
+def installed(autograder: Path, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """Gradescope's first step in a temporary autograder root: unpack into source/ and run
+    setup.sh with the package index out of reach; the root, and the scripts' environment."""
+    root = tmp_path_factory.mktemp("gradescope") / "autograder"
     with zipfile.ZipFile(autograder) as archive:
         archive.extractall(root / "source")
     environment = {
@@ -77,11 +86,95 @@ def test_setup_needs_no_index_and_run_autograder_grades_a_submission(autograder,
     }
     setup = gradescope_runs(root / "source" / "setup.sh", environment)
     assert setup.returncode == 0, setup.stdout + setup.stderr
-    complete_submission(root / "submission")
-    graded = gradescope_runs(root / "source" / "run_autograder", environment)
+    return root, environment
+
+
+def test_setup_installs_no_solution_and_leaves_the_course_to_root(installed):
+    root, _ = installed
+    assert stat.S_IMODE((root / "source").stat().st_mode) == 0o700
+    site = next((root / "venv").glob("lib/python3*/site-packages"))
+    for item in CATALOG:  # the installed module is the release's: each exercise a stub
+        text = (site / item.path).read_text(encoding="utf-8")
+        assert stub_line(item, "").strip() in text, item.id
+    for module in MODULES:
+        assert (site / module).read_text(encoding="utf-8") == stubbed_source(ROOT / module)
+
+
+@contextlib.contextmanager
+def gradescope_container() -> Iterator[list[str]]:
+    """What runs a command within Gradescope's default container (0.5 CPU, 768 MB): a
+    prefix that puts it into cgroups with those limits (the kernel's cpu and memory
+    controllers), removed afterwards; no prefix where this process cannot make them."""
+    made = []
+    cpu, memory = own_cgroup("cpu"), own_cgroup("memory")
+    if os.geteuid() == 0 and cpu is not None and memory is not None:
+        name = f"tenxor-gradescope-{os.getpid()}"
+        for folder, settings in (
+            (cpu / name, {"cpu.cfs_period_us": "100000", "cpu.cfs_quota_us": "50000"}),
+            (memory / name, {"memory.limit_in_bytes": str(768 * 1024 * 1024)}),
+        ):
+            folder.mkdir()
+            made.append(folder)
+            for file, value in settings.items():
+                (folder / file).write_text(value)
+    try:
+        procs = [str(folder / "cgroup.procs") for folder in made]
+        yield [sys.executable, "-c", ENTER_GROUP, json.dumps(procs)] if made else []
+    finally:
+        for folder in made:
+            kill_cgroup_v1(folder)
+            folder.rmdir()
+
+
+def kill_cgroup_v1(folder: Path) -> None:
+    """End whatever is still in a cgroup (nothing, once a command has finished)."""
+    for pid in (folder / "cgroup.procs").read_text().split():
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(pid), signal.SIGKILL)
+
+
+def graded_by_gradescope(root: Path, environment: dict[str, str], fixture: Fixture) -> dict:
+    """run_autograder on a fixture submission, in Gradescope's default container: its
+    results.json."""
+    shutil.rmtree(root / "submission", ignore_errors=True)
+    shutil.rmtree(root / "results", ignore_errors=True)
+    fixture.build(root / "submission")
+    with gradescope_container() as prefix:
+        graded = subprocess.run(
+            [*prefix, shutil.which("bash") or "/bin/bash", str(root / "source" / "run_autograder")],
+            capture_output=True, text=True, env=environment, timeout=1200,
+        )  # fmt: skip
     assert graded.returncode == 0, graded.stdout + graded.stderr
     results = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(results, SCHEMA)
+    return results
+
+
+def test_a_complete_submission_scores_full_and_a_copycat_nothing(installed):
+    """Through the real setup.sh and run_autograder, within 0.5 CPU and 768 MB: the
+    reference's modules earn every point; modules that run the installed course's copy of
+    themselves earn none (that copy is the release's)."""
+    root, environment = installed
     total = sum(item.points for item in CATALOG)
+    results = graded_by_gradescope(root, environment, Fixture("complete", (), (), ""))
     assert results["score"] == pytest.approx(total)
     assert sum(entry["max_score"] for entry in results["tests"]) == pytest.approx(total)
+    results = graded_by_gradescope(root, environment, Fixture("copycat", (copycat,), (), ""))
+    assert results["score"] == 0, results["output"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can choose to separate users")
+def test_a_copycat_scores_nothing_without_namespaces_either(installed):
+    """Where the container allows no namespaces (the separate-user sandbox), the worker keeps
+    handles on the folders its imports come from, the grader's site-packages included: what
+    it finds there is the release's package."""
+    root, environment = installed
+    Fixture("copycat", (copycat,), (), "").build(root / "copycat")
+    out = root / "copycat-results"
+    command = [str(root / "venv" / "bin" / "tenxor-instructor"), "grade", str(root / "copycat")]
+    command += ["--out", str(out), "--course", str(root / "source"), "--examples", "10"]
+    command += ["--sandbox", SandboxMode.SEPARATE_USER.value]
+    graded = subprocess.run(command, capture_output=True, text=True, env=environment)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    results = json.loads((out / "results.json").read_text())
+    assert results["score"] == 0 and results["extra_data"]["sandbox"] == SandboxMode.SEPARATE_USER

@@ -333,12 +333,12 @@ def test_grading_changes_nothing_of_the_course_and_leaves_no_process(batch):
 
 def left_by(process: Path, base: Path) -> bool:
     """Whether a process is one the batch graded in `base` left: a worker of it (its
-    command line names the batch's folders) or the `sleep 600` a submission started."""
+    command line names the batch's folders) or the sleeper a submission started."""
     try:
         command = (process / "cmdline").read_bytes()
     except OSError:
         return False
-    return str(base).encode() in command or command.startswith(b"sleep\x00600")
+    return str(base).encode() in command or b"time.sleep(600)  # left running" in command
 
 
 def owner_of(process: Path) -> int | None:
@@ -364,11 +364,12 @@ def test_tests_that_never_ran_score_zero():
 # The protections each sandbox mode turns off, every other one on: only what it must.
 TURNED_OFF = {
     SandboxMode.ISOLATED: set(),
-    SandboxMode.SEPARATE_USER: {"a /tmp of its own", "cut off from the network", "IPC of its own"},
+    SandboxMode.SEPARATE_USER: {"an allowlisted file system", "processes of its own",
+                                "a /tmp of its own", "cut off from the network", "IPC of its own"},
     SandboxMode.SAME_USER: {
-        "hidden folders", "a /tmp of its own", "cut off from the network", "IPC of its own",
-        "a user of its own", "a cap on processes", "nothing left behind",
-        "a judge under a user of its own",
+        "an allowlisted file system", "hidden folders", "processes of its own",
+        "a /tmp of its own", "cut off from the network", "IPC of its own", "a user of its own",
+        "a cap on processes", "nothing left behind", "a judge under a user of its own",
     },
 }  # fmt: skip
 
@@ -408,7 +409,7 @@ def test_sandbox_modes_are_named_in_one_place():
 
 def test_worker_settings_go_to_json_and_back_and_refuse_unknown_or_missing_fields():
     settings = WorkerSettings(
-        package="package", tree="judge", mode=SandboxMode.SEPARATE_USER, hidden=("a", "b"),
+        package="package", tree="judge", mode=SandboxMode.SEPARATE_USER,
         modules=("tenxor",), uid=61000, home="home", parent=1, commands=3, replies=4,
         memory_mb=1024, file_mb=64, processes=32, call_cpu_seconds=1.0,
     )  # fmt: skip

@@ -46,13 +46,15 @@ LAYERS: Layers = [
     ("tenxor.course", "tenxor.course.*"),  # check, the catalog, the engine, ...
     # the instructor's tooling: what grading builds on, then grading in its parts
     ("instructor", "instructor.protections", "instructor.plain_data", "instructor.reachable",
-     "instructor.regions", "instructor.worker_group", "instructor.probe"),
+     "instructor.regions", "instructor.worker_group", "instructor.probe",
+     "instructor.leftovers", "instructor.allowlist"),
     ("instructor.sandbox_worker",),  # the one process that runs a submission's code
     ("instructor.launcher",),  # starts and ends workers; the only part that keeps root
     ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
     ("instructor.release",),
     ("instructor.verify", "instructor.autograder"),
     ("instructor.grading.credit",),  # the partial-credit rules: pure scoring
+    ("instructor.grading.spreadsheet",),  # CSV whose cells never start a formula
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades
     ("instructor.grading.intake",),

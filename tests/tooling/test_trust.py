@@ -4,6 +4,8 @@ calls or compares runs the instructor's reference in the judge."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,14 +15,27 @@ import pytest
 from instructor.grading.bench import Bench, bench_for
 from instructor.grading.intake import assemble
 from instructor.grading.judge_run import reference_tests, run_judge
-from instructor.launcher import SandboxLimits
+from instructor.launcher import Launcher, SandboxLimits
+from instructor.protections import SandboxMode
+from instructor.regions import find_regions
+from instructor.release import stubbed_source
+from instructor.sandbox import Sandbox
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run
-from tests.tooling.submissions import Fixture, in_region
+from tests.tooling.submissions import (
+    MODULES,
+    ROOT,
+    STORAGE,
+    Fixture,
+    appended,
+    in_region,
+    stubbed,
+)
 
 pytestmark = pytest.mark.provided
 
 LIMITS = SandboxLimits(call_cpu_seconds=5.0, call_wall_seconds=30.0)
+WALKING = SandboxLimits(call_cpu_seconds=120.0, call_wall_seconds=300.0, answer_mb=64)
 EVERY_EXERCISE = [item.id for item in CATALOG]
 FIRST_CHAPTERS = [item.id for item in CATALOG if item.chapter.number <= 3]
 
@@ -121,3 +136,98 @@ def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> No
     gained = sorted(passed[LYING_ZIP.name] - passed[HONEST_ZIP.name])
     assert not gained, f"tests that passed only because the zip kernel lied: {gained}"
     assert len(passed[HONEST_ZIP.name]) < 10, f"tests a tensor answer passes: {passed}"
+
+
+# A submission's function that walks every folder it can open (but /proc and /sys), reads
+# every file it can, and says which `needles` each holds, and which folders it may write.
+WALK_EVERYTHING = """
+def walk_everything(needles):
+    import os, stat
+    needles = [needle.encode() for needle in needles]
+    files, found, writable, todo = 0, [], [], ["/"]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        if os.access(folder, os.W_OK):
+            writable.append(folder)
+        for entry in entries:
+            if entry.path in ("/proc", "/sys"):
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode):
+                todo.append(entry.path)
+            elif stat.S_ISREG(mode):
+                try:
+                    with open(entry.path, "rb") as stream:
+                        data = stream.read()
+                except OSError:
+                    continue
+                files += 1
+                held = [number for number, needle in enumerate(needles) if needle in data]
+                if held:
+                    found.append([entry.path, held])
+    return [files, found, writable]
+"""
+OTHER_STUDENT = "another student's answer, 7f3a9c"
+
+
+def secrets() -> list[str]:
+    """What no worker may find: lines of the reference solutions and of the hidden tests
+    (distinct, 25 characters or more, and not in the release), and another student's file."""
+    reference = []
+    for path in sorted((ROOT / "tenxor").glob("*.py")):
+        released = stubbed_source(path)
+        for region in find_regions(path):
+            body = path.read_text(encoding="utf-8").splitlines()[region.begin : region.end - 1]
+            reference += [line.strip() for line in body if len(line.strip()) >= 25
+                          and line.strip() not in released][:2]  # fmt: skip
+    hidden = sorted({
+        line.strip() for path in sorted((ROOT / "tests" / "hidden").glob("*.py"))
+        for line in path.read_text(encoding="utf-8").splitlines() if len(line.strip()) >= 25
+    })[::12]  # fmt: skip
+    released = "\n".join(stubbed_source(path) for path in sorted((ROOT / "tenxor").rglob("*.py")))
+    reference, hidden = ([line for line in lines if line not in released]  # the release's own
+                         for lines in (reference, hidden))  # fmt: skip
+    assert len(reference) > 30 and len(hidden) > 30
+    return [OTHER_STUDENT, *reference, *hidden]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers get a view of their own as root")
+def test_a_worker_finds_nothing_of_the_course_and_writes_only_its_own_scratch(bench: Bench):
+    """Enumeration, not sampling: a worker of the isolated sandbox walks every path it can
+    open and reads every file. Nothing holds a solution, a hidden test's text or another
+    student's file (one lies world-readable in /tmp), and it may write only its own /tmp and
+    /dev/shm."""
+    assert bench.mode is SandboxMode.ISOLATED
+    needles = secrets()
+    with tempfile.TemporaryDirectory(prefix="tenxor-other-") as other:
+        os.chmod(other, 0o755)
+        (Path(other) / "storage.py").write_text(f"# {OTHER_STUDENT}\n", encoding="utf-8")
+        os.chmod(Path(other) / "storage.py", 0o644)
+        with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
+            not_started = tuple(stubbed(module) for module in MODULES)  # nothing of its own
+            submission = Fixture(
+                "walks", (*not_started, appended(STORAGE, WALK_EVERYTHING)), (), ""
+            )
+            assembly = assemble(bench.release_tree, submission.build(Path(scratch) / "s"),
+                                Path(scratch) / "package")  # fmt: skip
+            config = dataclasses.replace(bench.config(assembly.package, 0), judge=None,
+                                         limits=WALKING)  # fmt: skip
+            sandbox = Sandbox(config, None, Launcher(config))
+            try:
+                assert sandbox.start() is None
+                target = ("tenxor.storage", "walk_everything")
+                files, found, writable = sandbox.call("1.1", target, (needles,), {}, [])
+            finally:
+                sandbox.close()
+    assert files > 1000, f"the worker read only {files} files: the walk did not happen"
+    assert not found, [(path, [needles[n][:60] for n in held]) for path, held in found]
+    own = ("/tmp", "/dev/shm")
+    strays = [folder for folder in writable if not folder.startswith(own)]
+    assert not strays, f"folders outside its own scratch that the worker may write: {strays}"
