@@ -40,6 +40,7 @@ from pathlib import Path
 
 from instructor.grading import EXAMPLES
 from instructor.grading.credit import DEFAULT_CREDIT, Credit, share_kept
+from instructor.grading.intake import COMPILING
 from instructor.regions import Region, find_regions
 from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise, hidden_tests_of, tests_of
@@ -225,9 +226,12 @@ def mutations_in(source: str, path: str, region: Region) -> list[Mutation]:
 
 
 def compiles(source: str) -> bool:
-    """Whether a module's text is still Python."""
+    """Whether a module's text is still Python (parsed with the lock intake compiles with:
+    CPython 3.11 keeps the AST's recursion depth in state its threads share, and two parses
+    at once end one of them in a SystemError)."""
     try:
-        ast.parse(source)
+        with COMPILING:
+            ast.parse(source)
     except SyntaxError:
         return False
     return True

@@ -4,6 +4,7 @@ graded, grade submissions. It lives in the instructor's tree only; the release l
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -83,23 +84,36 @@ def command_grade(arguments: argparse.Namespace) -> int:
     else:
         submissions = {source.name: source}
     output = arguments.out.resolve()
-    gradebook = grade_batch(
-        root_of(arguments),
-        submissions,
-        output,
-        selected_exercises(arguments),
-        limits,
-        jobs=arguments.jobs,
-        report=print,
-        single=not arguments.batch,
-        sandbox=None if arguments.sandbox == AUTO else SandboxMode(arguments.sandbox),
-        profile=EXAMPLES[arguments.examples],
-        credit=Credit(arguments.credit),
-        regrade=arguments.regrade,
-        shard=arguments.shard,
-    )
+    signal.signal(signal.SIGTERM, interrupted)  # a scheduler's stop, as Ctrl-C
+    try:
+        gradebook = grade_batch(
+            root_of(arguments),
+            submissions,
+            output,
+            selected_exercises(arguments),
+            limits,
+            jobs=arguments.jobs,
+            report=print,
+            single=not arguments.batch,
+            sandbox=None if arguments.sandbox == AUTO else SandboxMode(arguments.sandbox),
+            profile=EXAMPLES[arguments.examples],
+            credit=Credit(arguments.credit),
+            regrade=arguments.regrade,
+            shard=arguments.shard,
+        )
+    except KeyboardInterrupt:
+        print(
+            f"Stopped before every student was graded. The results of those graded are kept "
+            f"in {output}; run the same command again to grade the others."
+        )
+        return 130
     print(f"Gradebook: {gradebook}")
     return 0
+
+
+def interrupted(signum: int, frame: Any) -> None:
+    """SIGTERM while grading: stop as Ctrl-C does, cleaning up on the way out."""
+    raise KeyboardInterrupt
 
 
 def command_merge(arguments: argparse.Namespace) -> int:

@@ -26,6 +26,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -54,7 +55,7 @@ from instructor.sandbox_worker import (
     die_with,
     libc_call,
 )
-from instructor.worker_group import worker_group
+from instructor.worker_group import remove_groups, worker_group
 
 UID_BASE = 61000  # grading's users: UID_BASE + BLOCK * block + place in the block
 BLOCK = 64  # users per grading command; each command on a machine claims a block of them
@@ -129,9 +130,9 @@ def grading_users() -> Iterator[int]:
     """Claim a block of BLOCK users for as long as the block runs: the first of them. Each
     grading command on the machine gets a block of its own (held by a file lock, which the
     system releases if the command dies), so none sweeps away another's processes."""
-    USERS_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    locks = users_locks()
     for block in range(BLOCKS):
-        handle = os.open(USERS_LOCKS / f"block-{block}", os.O_RDWR | os.O_CREAT, 0o600)
+        handle = os.open(locks / f"block-{block}", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -148,12 +149,35 @@ def grading_users() -> Iterator[int]:
     raise OSError(f"all {BLOCKS} blocks of grading users are in use")
 
 
+def group_kind(users: int) -> str:
+    """How the cgroups of the workers of the block of users from `users` are named."""
+    return f"tenxor-worker-{users}"
+
+
 def clear_users(uids: range) -> None:
-    """End every process of these users of grading's, then remove what they left."""
+    """End every process of a block of grading's users, then remove what they left: files,
+    IPC objects, and the cgroups of its workers."""
     for uid in uids:
         sweep(uid)
     if os.geteuid() == 0:
         remove_leftovers(set(uids))
+        remove_groups(group_kind(uids.start))
+
+
+def users_locks() -> Path:
+    """The folder of the locks on the blocks of users: root's own, or grading refuses (a
+    folder another user made in world-writable /run/lock would let them hold every block,
+    or hand two gradings the same one)."""
+    USERS_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    status = os.lstat(USERS_LOCKS)
+    folder, mode = stat.S_ISDIR(status.st_mode), stat.S_IMODE(status.st_mode)
+    if not folder or status.st_uid != os.geteuid() or mode & 0o077:
+        kind = "a folder" if folder else "not a folder"
+        raise OSError(
+            f"{USERS_LOCKS} is not grading's own folder ({kind}, owner {status.st_uid}, mode "
+            f"{mode:o}): remove it, and grading makes it again"
+        )
+    return USERS_LOCKS
 
 
 def sweep(uid: int | None) -> None:
@@ -189,7 +213,8 @@ class Launcher:
         self.stop()
         commands, worker_in = os.pipe()
         worker_out, replies = os.pipe()
-        self.group = worker_group("tenxor-worker", self.config.limits.group_memory_mb)  # ONE_GROUP
+        limits = self.config.limits
+        self.group = worker_group(group_kind(self.config.users), limits.group_memory_mb)
         try:
             if ALLOWLIST.is_on(self.config.mode):
                 self.worker = self.start_in_view(commands, replies)

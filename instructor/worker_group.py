@@ -256,6 +256,17 @@ class ProcessTree:
             time.sleep(0.005)
 
 
+def remove_groups(kind: str) -> None:
+    """Kill and remove every cgroup of `kind` (what launchers killed before they could close
+    their groups left)."""
+    for controller in ("", "memory"):
+        root = own_cgroup(controller) if os.geteuid() == 0 else None
+        for folder in sorted(root.glob(f"{kind}-*")) if root is not None else []:
+            with contextlib.suppress(OSError):
+                kill_cgroup(folder)
+                remove_cgroup(folder)
+
+
 def worker_group(kind: str, memory_mb: int) -> CgroupGroup | ProcessTree:
     """A new group for one worker: a cgroup where this process may make one, else the tree
     below this process. `kind` names the cgroup ("tenxor-worker-...")."""

@@ -25,7 +25,7 @@ from .credit import DEFAULT_CREDIT, Credit
 from .fingerprints import COURSE_PARTS, Fingerprint, course_fingerprint, text_digest
 from .gradescope import results_json
 from .intake import Assembly, assemble, submission_digest
-from .judge_run import reference_tests, run_judge, set_aside_broken
+from .judge_run import Judges, JudgesStopped, reference_tests, run_judge, set_aside_broken
 from .shards import Shard
 from .spreadsheet import csv_text
 from .student_report import report_html
@@ -163,6 +163,8 @@ def grade_submission(
             if not imported and assembly.sources:  # again, without the modules that break it
                 set_aside_broken(bench, assembly, slot)
                 run, _ = run_judge(bench, assembly.package, slot, expected)
+    except JudgesStopped:
+        raise  # the batch was interrupted: this student is graded when it runs again
     except Exception as error:  # noqa: BLE001 - this student's result, never the batch's end
         run = Run(collected=dict(expected), problem=f"grading it failed: {error!r}"[:500])
         record_not_run(run, "grading this submission failed")
@@ -314,21 +316,34 @@ class Batch:
         time, partial credit by the `credit` rule, with a progress bar."""
         pending = self.resume(expected)
         bar = ProgressBar(len(pending))
+        Judges.allow()
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
             futures = {
                 pool.submit(grade_submission, bench, folder, expected, credit): student
                 for student, folder in pending.items()
             }
-            for future in as_completed(futures):
-                student, results = futures[future], future.result()
-                try:
-                    self.stamp(results, pending[student])
-                    self.keep(student, results)
-                except OSError as error:  # this student's, never the batch's end
-                    self.report(f"Not written: {shown(student)}: {error}.")
-                    continue
-                score = f"{results['score']:g}/{results['extra_data']['max_score']}"
-                bar.step(f"{shown(student)}: {score}")
+            try:
+                self.keep_as_they_finish(futures, pending, bar)
+            except BaseException:  # interrupted: end the judges at work, start no other
+                for future in futures:
+                    future.cancel()
+                Judges.stop_all()
+                raise
+
+    def keep_as_they_finish(
+        self, futures: dict[Any, str], pending: dict[str, Path], bar: ProgressBar
+    ) -> None:
+        """Write each student's results as their grading finishes."""
+        for future in as_completed(futures):
+            student, results = futures[future], future.result()
+            try:
+                self.stamp(results, pending[student])
+                self.keep(student, results)
+            except OSError as error:  # this student's, never the batch's end
+                self.report(f"Not written: {shown(student)}: {error}.")
+                continue
+            score = f"{results['score']:g}/{results['extra_data']['max_score']}"
+            bar.step(f"{shown(student)}: {score}")
 
 
 def grade_batch(

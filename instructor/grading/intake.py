@@ -24,9 +24,9 @@ from tenxor.course.catalog import EXERCISE_FILES
 
 EXERCISE_MODULES = EXERCISE_FILES  # what is taken from a submission: these files
 MAX_MODULE_BYTES = 1_000_000
-# One compile at a time: students are taken in threads, and CPython 3.11's compiler keeps
-# its AST recursion depth in state the threads share (compiling in two threads at once left
-# it off, and a later ast.parse in the process failed with a SystemError).
+# One compile at a time in this process: students are taken in threads, and CPython 3.11
+# keeps the AST's recursion depth in state its threads share (two compiles at once end one
+# of them in "SystemError: AST constructor recursion depth mismatch").
 COMPILING = threading.Lock()
 
 

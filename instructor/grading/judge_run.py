@@ -7,10 +7,14 @@ only the judge's report log and the files the judge wrote, as data.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +42,59 @@ JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, outpu
 JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 FIELD_CHARS = 4000  # each text field of a judge's failure record is cut to this
 CHECK_IMPORTS = ISOLATE + "from instructor.judge import check_imports\ncheck_imports(sys.argv[1])\n"
+
+
+class Judges:
+    """The judge processes running now, so that an interrupted batch can end them: each is
+    sent SIGTERM with its process group, and its launchers, which end with it, stop their
+    workers and close their groups. Once stopping, no judge starts."""
+
+    lock = threading.Lock()
+    running: set[subprocess.Popen] = set()
+    stopping = False
+
+    @classmethod
+    def start(cls, *arguments: Any) -> subprocess.Popen:
+        """engine.start(*arguments), registered; JudgesStopped once stopping."""
+        with cls.lock:
+            if cls.stopping:
+                raise JudgesStopped("grading was interrupted")
+            process = start(*arguments)
+            cls.running.add(process)
+            return process
+
+    @classmethod
+    def finished(cls, process: subprocess.Popen) -> None:
+        with cls.lock:
+            cls.running.discard(process)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        with cls.lock:
+            cls.stopping = True
+            for process in cls.running:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGTERM)
+
+    @classmethod
+    def allow(cls) -> None:
+        """A new batch: judges may start again."""
+        with cls.lock:
+            cls.stopping = False
+
+
+class JudgesStopped(Exception):
+    """Grading was interrupted: no judge starts any more."""
+
+
+def judged(command: list[str], tree: Path, output_path: Path, profile: str, settings) -> int:
+    """Run a judge process to its end, its output into `output_path`; its exit code."""
+    with output_path.open("wb") as output:
+        process = Judges.start(command, tree, output, JUDGE_LIMITS, profile, settings)
+        try:
+            return process.wait()
+        finally:
+            Judges.finished(process)
 
 
 def grading_options(selection: list[str]) -> list[str]:
@@ -68,8 +125,7 @@ def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str |
         configs = [bench.config(package, slot).to_json() for package in packages]
         (folder / "configs.json").write_text(json.dumps(configs), encoding="utf-8")
         command = [sys.executable, "-c", CHECK_IMPORTS, str(bench.judge_tree), str(folder)]
-        with (folder / "output.txt").open("wb") as output:
-            start(command, bench.judge_tree, output, JUDGE_LIMITS, "ci", JUDGE_SETTINGS).wait()
+        judged(command, bench.judge_tree, folder / "output.txt", "ci", JUDGE_SETTINGS)
         try:
             problems = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -167,17 +223,13 @@ def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) 
         not_imported = folder / "does-not-import.txt"
         settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": config.to_json()}
         settings["TENXOR_IMPORT_PROBLEM"] = str(not_imported)
-        with output_path.open("wb") as output:
-            process = start(
-                command, bench.judge_tree, output, JUDGE_LIMITS, bench.profile, settings
-            )
-            process.wait()
+        returncode = judged(command, bench.judge_tree, output_path, bench.profile, settings)
         judge = os.geteuid() if config.judge is None else config.judge
         run = read_report_log(log, expected, judge)
         run.output = tail(output_path)
         imported = not not_imported.exists()
-    if process.returncode not in (0, 1):  # 1: some tests failed, as expected of most
-        run.problem = f"the judge ended ({exit_in_words(process.returncode)})"
+    if returncode not in (0, 1):  # 1: some tests failed, as expected of most
+        run.problem = f"the judge ended ({exit_in_words(returncode)})"
     record_not_run(run, "the judge did not run it")
     run.seconds = time.monotonic() - started
     return run, imported

@@ -449,3 +449,24 @@ def test_no_process_is_started_with_preexec_fn():
     assert sources
     for path in sources:
         assert "preexec_fn=" not in path.read_text(encoding="utf-8"), path
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="the blocks of users are root's to claim")
+def test_a_lock_folder_another_user_made_is_refused(tmp_path: Path, monkeypatch):
+    """A local user who makes the blocks' lock folder first (in world-writable /run/lock)
+    could hold every block, or hand two gradings the same one: grading refuses it, naming
+    it, before it claims anything."""
+    import instructor.launcher as launcher
+
+    theirs = tmp_path / "locks"
+    theirs.mkdir(mode=0o777)
+    os.chown(theirs, 65534, 65534)
+    monkeypatch.setattr(launcher, "USERS_LOCKS", theirs)
+    with pytest.raises(OSError, match=f"{theirs}.*owner 65534"), launcher.grading_users():
+        pass
+    os.chown(theirs, 0, 0)  # root's, but open to every user
+    theirs.chmod(0o777)
+    with pytest.raises(OSError, match=f"{theirs}.*mode 777"), launcher.grading_users():
+        pass
+    theirs.chmod(0o700)
+    assert launcher.users_locks() == theirs

@@ -21,6 +21,7 @@ import pytest
 from instructor.grading import grade_batch, students_in
 from instructor.grading.batch import OUTPUT_FILES
 from instructor.protections import SandboxMode
+from instructor.worker_group import own_cgroup
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import (
     CHAPTER_1,
@@ -226,3 +227,91 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
             wanted = BY_ID[exercise_id].points if exercise_id in done[row["student"]] else 0
             assert float(row[exercise_id]) == pytest.approx(wanted)
     assert "[" in resumed.stderr and f"/{50 - len(finished)}" in resumed.stderr  # progress bar
+
+
+def orphaned_cgroups() -> list[str]:
+    """The cgroups of grading's workers whose launcher has ended (each is named
+    tenxor-worker-USERS-LAUNCHER-N): a launcher closes its own before it ends."""
+    roots = [own_cgroup(""), own_cgroup("memory")]
+    found = [path for root in roots if root for path in root.glob("tenxor-worker-6*-*-*")]
+    return [str(path) for path in found if not Path(f"/proc/{path.name.split('-')[3]}").exists()]
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="grading's users and cgroups are root's")
+def test_a_batch_stopped_by_sigterm_says_how_to_resume_and_leaves_nothing(tmp_path, request):
+    """A scheduler stops a batch with SIGTERM while a student whose import sleeps is being
+    graded: the judges at work are ended at once, the command says how to resume, with no
+    traceback, and leaves no scratch folder, process or cgroup; run again, it grades the
+    others without grading anyone twice."""
+    for number in range(4):
+        complete_submission(tmp_path / "batch" / f"student{number}")
+    sleeper = tmp_path / "batch" / "sleeps-at-import"
+    complete_submission(sleeper)
+    appended(STORAGE, "import time\ntime.sleep(600)")(sleeper)
+    output = tmp_path / "grades"
+    command = [
+        sys.executable, "-m", "instructor.cli", "grade", str(tmp_path / "batch"), "--batch",
+        "--out", str(output), "--exercise", "1.1", "--jobs", "2", "--course", str(ROOT),
+        "--examples", "10",
+    ]  # fmt: skip
+    scratch = Path(tempfile.mkdtemp(prefix="tenxor-stopped-batch-", dir="/tmp"))
+    scratch.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    environment = {**os.environ, "TMPDIR": str(scratch)}
+    batch = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    )
+    wait_for(lambda: len(list(output.glob("*/results.json"))) >= 1, 300)
+    batch.send_signal(signal.SIGTERM)
+    # The sleeper's judge alone would take 60 s (its import is given that long): ended, the
+    # batch stops in seconds.
+    said, errors = batch.communicate(timeout=45)
+    assert batch.returncode == 130, said + errors
+    assert "run the same command again" in said and "Traceback" not in errors, errors
+    assert not (output / "sleeps-at-import" / "results.json").exists()
+    assert not list(scratch.iterdir()), f"left behind: {list(scratch.iterdir())}"
+    wait_for(lambda: not subprocess.run(["pgrep", "-f", str(scratch)], capture_output=True)
+             .stdout, 10)  # fmt: skip
+    assert not orphaned_cgroups(), f"cgroups left: {orphaned_cgroups()}"
+    graded = {path.parent.name for path in output.glob("*/results.json")}
+    shutil.rmtree(sleeper)
+    resumed = subprocess.run(command, capture_output=True, text=True, timeout=600, env=environment)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert f"{len(graded)} students graded before and unchanged" in resumed.stdout
+    assert {path.parent.name for path in output.glob("*/results.json")} == {
+        f"student{number}" for number in range(4)
+    }
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="grading's users and cgroups are root's")
+def test_two_batches_at_once_grade_right_and_leave_the_machine_as_they_found_it(tmp_path):
+    """Two grading commands started together on one machine, over one course: each claims a
+    block of users of its own, both score every student right, and neither changes the
+    course or leaves a process, a file of its users or a cgroup behind."""
+    course = copy_of_reference(tmp_path / "course")
+    commands, expected = [], {}
+    for batch in ("first", "second"):
+        for number, done in enumerate(({"1.1"}, set(), {"1.1"})):
+            student = f"{batch}{number}"
+            generated_submission(tmp_path / batch / student, done)
+            expected[student] = expected_score(done & {"1.1"})
+        commands.append([
+            sys.executable, "-m", "instructor.cli", "grade", str(tmp_path / batch), "--batch",
+            "--out", str(tmp_path / f"{batch}-grades"), "--exercise", "1.1", "--course",
+            str(course), "--examples", "10",
+        ])  # fmt: skip
+        (tmp_path / f"{batch}-grades").mkdir()
+    before = course_state(course)  # its files, and the modes of the folders beside it
+    running = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for c in commands]  # fmt: skip
+    for process in running:
+        said, errors = process.communicate(timeout=600)
+        assert process.returncode == 0, said + errors
+    for batch in ("first", "second"):
+        rows = csv.DictReader((tmp_path / f"{batch}-grades" / "gradebook.csv").open())
+        assert {row["student"]: float(row["total"]) for row in rows} == {
+            student: score for student, score in expected.items() if student.startswith(batch)
+        }
+    assert course_state(course) == before
+    assert not processes_left_by(tmp_path), "a process of a batch still runs"
+    assert not orphaned_cgroups(), f"cgroups left: {orphaned_cgroups()}"
