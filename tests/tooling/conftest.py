@@ -9,15 +9,17 @@ import pytest
 
 # The test files that take longest (each half a minute or more of one process), slowest first.
 SLOWEST_FIRST = (
-    "test_grading.py",
     "test_grading_runs.py",
+    "test_grading.py",
+    "test_autograder.py",
     "test_check.py",
+    "test_trust.py",
     "test_after_grading.py",
     "test_jupyterlab.py",
     "test_benchmarks.py",
+    "test_intake.py",
     "test_new_chapter.py",
     "test_verify.py",
-    "test_autograder.py",
     "test_planted_answers.py",
 )
 
