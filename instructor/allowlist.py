@@ -150,10 +150,11 @@ def where_loaded(library: str) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(library)), os.path.basename(library))
 
 
-def view(package: str, tree: str) -> View:
+def view(package: str, tree: str, system: tuple[tuple[str, ...], ...] = ()) -> View:
     """The worker's file system for the package at `package`, with its own modules from the
-    judges' tree `tree`."""
-    steps = list(system_steps())
+    judges' tree `tree`, over `system` (system_steps(), found once for a whole batch: ldd
+    takes a second or two; found here when not given)."""
+    steps = list(system or system_steps())
     grading = Path(tree) / "instructor"
     steps += [("--ro-bind", str(grading / f"{name}.py"), f"{GRADING}/instructor/{name}.py")
               for name in WORKER_MODULES]  # fmt: skip

@@ -94,6 +94,7 @@ class SandboxConfig:
     judge: int | None = None  # the user the judge becomes (None: it keeps its own)
     modules: tuple[str, ...] = ("tenxor",)
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    system: tuple[tuple[str, ...], ...] = ()  # the workers' view but their package (allowlist)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self))
@@ -105,6 +106,7 @@ class SandboxConfig:
         data["limits"] = SandboxLimits(**fields_of(SandboxLimits, data["limits"]))
         data["mode"] = SandboxMode(data["mode"])
         data["modules"] = tuple(data["modules"])
+        data["system"] = tuple(tuple(step) for step in data["system"])
         return cls(**data)
 
     @property
@@ -250,7 +252,7 @@ class Launcher:
         are counted from their first instruction; the worker's ID, as bubblewrap tells it."""
         settings = self.worker_settings(str(PACKAGE), str(GRADING), commands, replies)
         info, told = os.pipe()
-        seen = view(self.config.package, self.config.tree)
+        seen = view(self.config.package, self.config.tree, self.config.system)
         command = [sys.executable, "-I", "-c", ENTER_GROUP, json.dumps(self.group.procs())]
         command += bwrap_command(seen, self.config.limits.file_mb, told)
         command += [seen.interpreter, "-I", "-c", BOOT, settings.to_json()]

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from instructor.allowlist import bubblewrap_refusal
+from instructor.allowlist import bubblewrap_refusal, system_steps
 from instructor.launcher import (
     BLOCK,
     JUDGE_USERS,
@@ -22,7 +22,7 @@ from instructor.launcher import (
     grading_users,
     sweep,
 )
-from instructor.protections import HIDDEN_FOLDERS, JUDGE_USER, SandboxMode
+from instructor.protections import ALLOWLIST, HIDDEN_FOLDERS, JUDGE_USER, SandboxMode
 from instructor.release import NOT_NEEDED_FOR_TESTS, solved_source, write_tree
 
 GRADING_LIMITS = SandboxLimits()
@@ -67,6 +67,7 @@ class Bench:
             users=self.users,
             judge=judge,
             limits=self.limits,
+            system=system_steps() if ALLOWLIST.is_on(self.mode) else (),
         )
 
     @contextlib.contextmanager
