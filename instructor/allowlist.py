@@ -32,8 +32,7 @@ from pathlib import Path
 SANDBOX = Path("/sandbox")
 PACKAGE = SANDBOX / "package"  # inside the view: the package to run
 GRADING = SANDBOX / "grading"  # inside the view: the worker's own modules
-WORKER_MODULES = ("__init__", "sandbox_worker", "plain_data", "protections", "reachable",
-                  "leftovers")  # fmt: skip
+WORKER_MODULES = ("__init__", "sandbox_worker", "plain_data", "protections", "reachable")
 LEARNER_PACKAGES = ("numpy", "ml_dtypes")  # the third-party packages a submission may import
 TOP_LINKS = ("lib", "lib64", "lib32", "libx32", "bin")
 

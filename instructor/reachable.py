@@ -10,9 +10,8 @@ handles from then on: lazily loaded submodules (`concurrent.futures.thread`,
     handles = hold(import_folders())     # as root: one descriptor per folder
     reroute(through_descriptors(handles))  # imports read /proc/self/fd/N/...
 
-In a mount namespace of its own, the worker instead binds each held folder read-only into a
-folder of its fresh /tmp (`through_bind_mounts`): a bind mount's `..` leads to that folder,
-never back into a hidden one.
+(In the isolated mode the worker needs none of this: bubblewrap's view holds the folders it
+imports from, read-only, and nothing else: instructor.allowlist.)
 """
 
 from __future__ import annotations
@@ -41,22 +40,6 @@ def hold(folders: list[str]) -> dict[str, int]:
 def through_descriptors(handles: dict[str, int]) -> dict[str, str]:
     """Each folder's path through its descriptor (a process may always use its own)."""
     return {folder: f"/proc/self/fd/{handle}" for folder, handle in handles.items()}
-
-
-def through_bind_mounts(handles: dict[str, int], where: Path, mount) -> dict[str, str]:
-    """Each held folder bound read-only at where/N (in this process's mount namespace):
-    its new path. `mount(source, target, flags)` is the mount call; the descriptors close."""
-    bind, remount, read_only, recursive = 4096, 32, 1, 0x4000  # MS_BIND, MS_REMOUNT, ...
-    places = {}
-    where.mkdir(mode=0o755, parents=True, exist_ok=True)
-    for number, (folder, handle) in enumerate(handles.items()):
-        target = where / str(number)
-        target.mkdir(mode=0o755)
-        mount(f"/proc/self/fd/{handle}", str(target), bind | recursive)
-        mount(None, str(target), bind | remount | read_only | recursive)
-        os.close(handle)
-        places[folder] = str(target)
-    return places
 
 
 def moved(path: str, places: dict[str, str]) -> str:
