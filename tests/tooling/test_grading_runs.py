@@ -165,6 +165,16 @@ def wait_for(condition, seconds: float) -> None:
         time.sleep(0.2)
 
 
+def batch_scratch(request, name: str) -> tuple[Path, dict[str, str]]:
+    """Where a batch's judges and workers run: a folder of its own, which every user may
+    enter (the judges' users must reach their tree), removed with the test; and the
+    environment that makes a grading command use it."""
+    scratch = Path(tempfile.mkdtemp(prefix=f"tenxor-{name}-batch-", dir="/tmp"))
+    scratch.chmod(0o755)
+    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
+    return scratch, {**os.environ, "TMPDIR": str(scratch)}
+
+
 def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_path, request):
     generator = random.Random(7)
     done = {}
@@ -179,12 +189,7 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
         "--out", str(output), "--exercise", "1.1", "--exercise", "1.3", "--jobs", "2",
         "--course", str(ROOT), "--examples", "10",
     ]  # fmt: skip
-    # Where the batch's judges and workers run: a folder of its own, which every user may
-    # enter (the judges' users must reach their tree), removed with the test.
-    scratch = Path(tempfile.mkdtemp(prefix="tenxor-killed-batch-", dir="/tmp"))
-    scratch.chmod(0o755)
-    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
-    environment = {**os.environ, "TMPDIR": str(scratch)}
+    scratch, environment = batch_scratch(request, "killed")
     batch = subprocess.Popen(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=environment
     )
@@ -254,10 +259,7 @@ def test_a_batch_stopped_by_sigterm_says_how_to_resume_and_leaves_nothing(tmp_pa
         "--out", str(output), "--exercise", "1.1", "--jobs", "2", "--course", str(ROOT),
         "--examples", "10",
     ]  # fmt: skip
-    scratch = Path(tempfile.mkdtemp(prefix="tenxor-stopped-batch-", dir="/tmp"))
-    scratch.chmod(0o755)
-    request.addfinalizer(lambda: shutil.rmtree(scratch, ignore_errors=True))
-    environment = {**os.environ, "TMPDIR": str(scratch)}
+    scratch, environment = batch_scratch(request, "stopped")
     batch = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
     )
