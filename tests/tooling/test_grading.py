@@ -60,7 +60,7 @@ SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").r
 # What a hidden entry may say: why its module was not graded, how many tests passed, and how
 # the credit rule scored them.
 COUNTS_ONLY = re.compile(
-    r"([^\n]*; its exercises score 0\.\n)?\d+ of \d+ tests passed\.(\n[^\n]*)?"
+    r"([^\n]*; its exercises score 0\.\n)?(?P<passed>\d+) of (?P<of>\d+) tests passed\.(\n[^\n]*)?"
 )
 
 
@@ -166,7 +166,10 @@ def test_results_follow_the_gradescope_schema(graded: Path):
         hidden = [entry for entry in results["tests"] if "hidden" in entry["name"]]
         assert hidden and all(entry["visibility"] == "after_published" for entry in hidden)
         for entry in hidden:  # counts only: no test named, no call, value or rule shown
-            assert COUNTS_ONLY.fullmatch(entry["output"]), (fixture.name, entry["output"])
+            counts = COUNTS_ONLY.fullmatch(entry["output"])
+            assert counts, (fixture.name, entry["output"])
+            every_one = counts.group("passed") == counts.group("of")
+            assert entry["status"] == ("passed" if every_one else "failed"), entry
 
 
 def test_the_schema_rejects_what_gradescope_would(graded: Path):
