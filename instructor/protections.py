@@ -20,9 +20,10 @@ from typing import Any
 class SandboxMode(str, enum.Enum):
     """How far a sandbox worker is confined, strongest first."""
 
-    ISOLATED = "isolated"  # users of their own, in bubblewrap's allowlisted namespaces
+    ISOLATED = "isolated"  # users of their own, in bubblewrap's allowlisted view
     SEPARATE_USER = "separate user"  # users of their own; no namespaces allowed
-    SAME_USER = "same user"  # the grading user's own processes (grading without root)
+    SAME_USER = "same user"  # the grading user's own processes, in the allowlisted view
+    UNPROTECTED = "unprotected"  # the grading user's own processes, nothing hidden
 
     __str__ = str.__str__
     __format__ = str.__format__
@@ -30,12 +31,12 @@ class SandboxMode(str, enum.Enum):
     @property
     def other_users(self) -> bool:
         """Whether the worker and the judge run under users of their own."""
-        return self is not SandboxMode.SAME_USER
+        return self in (SandboxMode.ISOLATED, SandboxMode.SEPARATE_USER)
 
     @property
     def namespaces(self) -> bool:
         """Whether the worker runs in bubblewrap, with namespaces of every kind of its own."""
-        return self is SandboxMode.ISOLATED
+        return self in (SandboxMode.ISOLATED, SandboxMode.SAME_USER)
 
     @property
     def why_weaker(self) -> str | None:
@@ -44,12 +45,18 @@ class SandboxMode(str, enum.Enum):
             return "bubblewrap cannot make namespaces here"
         if self is SandboxMode.SAME_USER:
             return "grading did not run as root, or was told not to change users"
+        if self is SandboxMode.UNPROTECTED:
+            return (
+                "grading did not run as root and bubblewrap cannot make namespaces here, or "
+                "grading was told to run unprotected"
+            )
         return None
 
 
 EVERY_MODE = frozenset(SandboxMode)
 WITH_OTHER_USERS = frozenset(mode for mode in SandboxMode if mode.other_users)
 WITH_NAMESPACES = frozenset(mode for mode in SandboxMode if mode.namespaces)
+PROTECTED = EVERY_MODE - {SandboxMode.UNPROTECTED}
 
 
 @dataclass(frozen=True)
@@ -86,9 +93,11 @@ ALLOWLIST = Protection(
 )
 HIDDEN_FOLDERS = Protection(
     "hidden folders",
-    "the course, its tests, the submissions and the output were closed to it",
-    WITH_OTHER_USERS,
-    "they were open to it",
+    "it could open none of the course, its tests, the submissions and the output, and read "
+    "no copy of a solution or a hidden test (where it had no allowlisted view, grading "
+    "checked that as its user before it started, and would not have started otherwise)",
+    PROTECTED,
+    "it could read and write every file the grading user may",
 )
 OWN_PROCESSES = Protection(
     "processes of its own",
@@ -120,8 +129,7 @@ OWN_USER = Protection(
     "a user of its own",
     "it ran under a user of its own, with no groups",
     WITH_OTHER_USERS,
-    "it ran as the grading user, so it could read what that user can, the course's tests "
-    "included, and signal the judge",
+    "it ran as the grading user",
 )
 LIMITS = Protection(
     "limits",
@@ -152,7 +160,7 @@ NOTHING_LEFT = Protection(
     "when it stopped, every process, System V IPC object and file in the shared temporary "
     "folders of its user was removed, so the next worker (a hidden test's, or the next "
     "student's) started from nothing",
-    WITH_OTHER_USERS,
+    PROTECTED,
     "what it left in the shared temporary folders or in System V IPC stayed there for the "
     "grading user's next processes",
 )

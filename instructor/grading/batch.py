@@ -213,10 +213,10 @@ class Batch:
             self.report(f"Not graded: {shown(student)}: {why}.")
         return {name: folder for name, folder in submissions.items() if name not in refused}
 
-    def seen(self) -> list[Path]:
-        """The folders a worker must not see: the output, and those holding the submissions."""
-        parents = {folder if self.single else folder.parent for folder in self.submissions.values()}
-        return [self.output, *parents]
+    def closed(self) -> list[Path]:
+        """The folders a worker must not be able to open: of a batch, the output and those
+        holding the submissions (a single submission is its own)."""
+        return [] if self.single else [self.output, *{f.parent for f in self.submissions.values()}]
 
     def results_path(self, student: str) -> Path:
         return self.output / RESULTS if self.single else self.output / student / RESULTS
@@ -360,6 +360,7 @@ def grade_batch(
     regrade: bool = False,
     shard: Shard | None = None,
     credit: Credit | str = DEFAULT_CREDIT,
+    unprotected: bool = False,
 ) -> Path:
     """Grade every submission into output/<student>/results.json (output/results.json for a
     `single` submission, as Gradescope expects) and output/gradebook.csv.
@@ -368,7 +369,9 @@ def grade_batch(
     allows). `profile` is the tests' hypothesis profile (EXAMPLES): "ci" (100 examples a
     property), "ci-quick" (10) or "ci-thorough" (1000), each the same examples on every run.
     `credit` is the partial-credit rule (instructor.grading.credit: "cases", "functions",
-    "all-or-nothing"; DEFAULT_CREDIT when not given).
+    "all-or-nothing"; DEFAULT_CREDIT when not given). Where no sandbox can hide anything from
+    the workers (SandboxMode.UNPROTECTED), a batch is graded only when `unprotected` says so
+    (GradingRefused otherwise); one `single` submission is its owner's own business.
     A student whose results.json grading recorded writing is graded again only when their
     submission, the course's tests, its reference or the settings changed since (their
     fingerprint), or when `regrade` is set; so an interrupted batch resumes where it stopped,
@@ -384,7 +387,10 @@ def grade_batch(
     course_parts = course_fingerprint(course, settings)
     batch = Batch(submissions, output, single, report, course_parts, regrade)
     selection = selection or [item.id for item in CATALOG]
-    with bench_for(course, batch.seen(), limits, jobs, sandbox, profile) as bench:
+    allowed = unprotected or single
+    if not single:  # made closed to every other user: workers are such users
+        output.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with bench_for(course, batch.closed(), limits, jobs, sandbox, profile, allowed) as bench:
         batch.report(protections_in_brief(bench.mode))
         batch.grade(bench, reference_tests(bench.judge_tree, selection), jobs, credit)
     return batch.write_gradebook()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from instructor.allowlist import bubblewrap_refusal, system_steps
+from instructor.exposure import course_secrets, exposure
 from instructor.launcher import (
     BLOCK,
     JUDGE_USERS,
@@ -83,47 +84,50 @@ class Bench:
                 sweep(judge.judge)  # whatever a judge of this slot left running
 
 
-def namespaces_refusal() -> str | None:
-    """Why workers cannot run in bubblewrap's allowlisted view here (None where they can:
-    root, and a platform that lets bubblewrap make its namespaces)."""
-    if not sys.platform.startswith("linux") or os.geteuid() != 0:
-        return "it needs root on Linux"
-    return bubblewrap_refusal(str(Path(__file__).resolve().parents[2]))
+def namespaces_refusal(own_user: bool = True) -> str | None:
+    """Why workers cannot run in bubblewrap's allowlisted view here (None where they can):
+    under users of their `own_user`, that needs root; as this process's user, bubblewrap
+    needs unprivileged user namespaces."""
+    if not sys.platform.startswith("linux"):
+        return "it needs Linux"
+    if own_user and os.geteuid() != 0:
+        return "it needs root"
+    return bubblewrap_refusal(str(Path(__file__).resolve().parents[2]), own_user)
 
 
 def namespaces_allowed() -> bool:
-    """Whether workers can run in bubblewrap's allowlisted view here."""
+    """Whether workers can run in bubblewrap's allowlisted view, under users of their own."""
     return namespaces_refusal() is None
 
 
 def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
     """The strongest sandbox this machine allows (when None is `requested`), or the weaker
-    one `requested`."""
-    if os.geteuid() != 0:
-        return SandboxMode.SAME_USER
+    one `requested`; OSError when the one requested needs what this machine refuses."""
     if requested is None:
-        return SandboxMode.ISOLATED if namespaces_allowed() else SandboxMode.SEPARATE_USER
+        if os.geteuid() == 0:
+            return SandboxMode.ISOLATED if namespaces_allowed() else SandboxMode.SEPARATE_USER
+        refused = namespaces_refusal(own_user=False)
+        return SandboxMode.UNPROTECTED if refused else SandboxMode.SAME_USER
     requested = SandboxMode(requested)
-    why = namespaces_refusal() if requested.namespaces else None
+    if requested.other_users and os.geteuid() != 0:
+        raise OSError(f"the {requested} sandbox needs root")
+    why = namespaces_refusal(requested.other_users) if requested.namespaces else None
     if why:
         raise OSError(f"the {requested} sandbox needs bubblewrap's namespaces: {why}")
     return requested
 
 
-def hide(folders: list[Path]) -> dict[Path, int]:
-    """Take every permission of other users off `folders` (the worker is such a user); the
-    modes they had, for `restore`."""
-    modes = {folder: folder.stat().st_mode & 0o7777 for folder in folders if folder.exists()}
-    for folder, mode in modes.items():
-        folder.chmod(mode & ~0o007)
-    return modes
+UNPROTECTED_REFUSAL = (
+    "grading did not start: without root, workers get an allowlisted view only where "
+    "bubblewrap may make user namespaces, and here it may not ({why}). Unprotected, each "
+    "submission would run as you, able to read and change every file you can (other "
+    "students', the course's hidden tests). Grade as root, allow unprivileged user namespaces, "
+    "or pass --unprotected to grade anyway; every report will say it ran unprotected."
+)
 
 
-def restore(modes: dict[Path, int]) -> None:
-    """Give folders back the modes they had."""
-    for folder, mode in modes.items():
-        with contextlib.suppress(FileNotFoundError):
-            folder.chmod(mode)
+class GradingRefused(Exception):
+    """Grading would not be safe here, and did not start: the reason says what to change."""
 
 
 def scratch_base(mode: SandboxMode) -> str:
@@ -138,17 +142,24 @@ def scratch_base(mode: SandboxMode) -> str:
 @contextlib.contextmanager
 def bench_for(
     course: Path,
-    seen: list[Path],
+    closed: list[Path],
     limits: SandboxLimits,
     jobs: int,
     mode: SandboxMode | None = None,
     profile: str = "ci",
+    unprotected: bool = False,
 ) -> Iterator[Bench]:
     """Set up grading: the judge's tree, the sandbox mode (the strongest allowed when `mode`
-    is None), and the folders (`seen`: the output and the submissions) that the worker must
-    not see, nor the course. Where workers get no mount namespace to empty them in, those
-    folders are closed to other users (HIDDEN_FOLDERS) while grading runs."""
+    is None) and the worker users. Where workers get no allowlisted view, grading first
+    checks, as their user, that they can open none of the course and the folders `closed`
+    (the output and the submissions) and read no copy of a solution or hidden test
+    (instructor.exposure); GradingRefused says what they could, and nothing is changed.
+    Without any view or users of their own, grading runs only when told it may run
+    `unprotected`."""
     mode = sandbox_mode(mode)
+    if mode is SandboxMode.UNPROTECTED and not unprotected:
+        why = namespaces_refusal(own_user=False) or "the unprotected sandbox was asked for"
+        raise GradingRefused(UNPROTECTED_REFUSAL.format(why=why))
     judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
     if max(1, jobs) * judges > JUDGE_USERS or jobs >= BLOCK - JUDGE_USERS:
         raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} users of a block")
@@ -160,11 +171,14 @@ def bench_for(
         if JUDGE_USER.is_on(mode):  # the judges may read their tree; workers nothing of it
             os.chown(scratch, 0, users + BLOCK - 1)
             os.chmod(scratch, 0o750)
-        if HIDDEN_FOLDERS.is_on(mode) and not mode.namespaces:
-            claimed.callback(restore, hide([course.resolve(), *[p.resolve() for p in seen]]))
         bench = Bench(course, Path(scratch), mode, limits, judges, users, profile)
         write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
         write_tree(course, bench.release_tree, RELEASE_TREE_EXCLUDED)
+        if HIDDEN_FOLDERS.is_on(mode) and not ALLOWLIST.is_on(mode):
+            folders = [course.resolve(), *[folder.resolve() for folder in closed]]
+            why = exposure(course_secrets(course), users, folders, bench.judge_tree)
+            if why:
+                raise GradingRefused(f"grading did not start: {why}")
         # Its packages compiled once here: the judges, launchers and workers may not write
         # their tree's bytecode, so each would compile what it imports from it again. (The
         # test modules get pytest's own bytecode when the tests to grade are collected.)

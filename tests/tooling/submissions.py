@@ -359,14 +359,19 @@ raise PermissionError("; ".join(failures))
 """
 )
 LEAVE_PROCESSES = """\
-import os, subprocess, sys, time
-subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)  # left running"],
-                 start_new_session=True,
-                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-if os.fork() == 0:
-    os.setsid()
-    time.sleep(600)
+import os, sys, time
+def sleep_on():
+    named = "import time; time.sleep(600)  # left running"  # for whoever looks for it
+    try:  # where the interpreter is this user's to run
+        os.execv(sys.executable, [sys.executable, "-c", named])
+    except OSError:
+        time.sleep(600)
     os._exit(0)
+if os.fork() == 0:  # a session of its own
+    os.setsid()
+    if os.fork() == 0:  # and its child, orphaned when the session's leader is killed
+        sleep_on()
+    sleep_on()
 """
 LEAVE_THREADS = """\
 import threading, time

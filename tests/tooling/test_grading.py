@@ -369,7 +369,9 @@ TURNED_OFF = {
     SandboxMode.ISOLATED: set(),
     SandboxMode.SEPARATE_USER: {"an allowlisted file system", "processes of its own",
                                 "a /tmp of its own", "cut off from the network", "IPC of its own"},
-    SandboxMode.SAME_USER: {
+    SandboxMode.SAME_USER: {"a user of its own", "a cap on processes",
+                            "a judge under a user of its own"},
+    SandboxMode.UNPROTECTED: {
         "an allowlisted file system", "hidden folders", "processes of its own",
         "a /tmp of its own", "cut off from the network", "IPC of its own", "a user of its own",
         "a cap on processes", "nothing left behind", "a judge under a user of its own",

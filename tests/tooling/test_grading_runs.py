@@ -55,25 +55,28 @@ WEAKER = ("complete", "half-done", "reads-hidden-tests-into-errors",
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="only root can choose to separate users")
-@pytest.mark.parametrize("mode", [SandboxMode.SEPARATE_USER, SandboxMode.SAME_USER])
+@pytest.mark.parametrize("mode", [SandboxMode.SEPARATE_USER, SandboxMode.SAME_USER,
+                                  SandboxMode.UNPROTECTED])  # fmt: skip
 def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, mode: SandboxMode):
     """Without namespaces the worker still cannot read or write the course and the output
-    (the folders are closed to other users); as the grading user it can, and the report says
-    so. Either way each submission scores what its values earn."""
+    (grading checked that its user can open none of them); without a user of its own it
+    still can, in its allowlisted view; unprotected it can, and the report says so. Either
+    way each submission scores what its values earn."""
     course = copy_of_reference(tmp_path / "course")
     chosen = [fixture for fixture in BATCH if fixture.name in WEAKER]
     for fixture in chosen:
-        # As the grading user, the tampering ones would really change the course: only the
-        # honest ones are graded that way.
-        if mode.other_users or not fixture.name.startswith(("reads", "writes", "rew")):
+        # Unprotected, the tampering ones would really change the course: only the honest
+        # ones are graded that way.
+        if mode is not SandboxMode.UNPROTECTED or not fixture.name.startswith(
+            ("reads", "writes", "rew")
+        ):
             fixture.build(tmp_path / "submissions" / fixture.name)
     submissions = students_in(tmp_path / "submissions")
     output = tmp_path / "grades"
     output.mkdir()
     before = course_state(course)  # its files, and the modes of the folders beside it
-    grade_batch(
-        course, submissions, output, CHAPTER_1, LIMITS, jobs=2, sandbox=mode, profile=EXAMPLES
-    )
+    grade_batch(course, submissions, output, CHAPTER_1, LIMITS, jobs=2, sandbox=mode,
+                profile=EXAMPLES, unprotected=True)  # fmt: skip
     for fixture in chosen:
         if fixture.name not in submissions:
             continue
