@@ -192,7 +192,12 @@ def bwrap_command(
     command += ["--proc", "/proc", "--dev", "/dev"]
     for scratch in ("/tmp", "/dev/shm"):  # its own, for files and for POSIX semaphores
         command += ["--size", str(file_mb * 1024 * 1024), "--perms", "1777", "--tmpfs", scratch]
-    command += ["--remount-ro", "/dev", "--chdir", "/tmp", "--clearenv"]
+    # Read-only but its own scratch: the root bubblewrap built the view on and the folders
+    # it emptied are writable file systems of its own until remounted.
+    emptied = [step[1] for step in seen.steps if step[0] == "--tmpfs"]
+    for folder in ("/", *emptied, "/dev", "/dev/pts"):
+        command += ["--remount-ro", folder]
+    command += ["--chdir", "/tmp", "--clearenv"]
     command += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"]
     command += ["--setenv", "PYTHONDONTWRITEBYTECODE", "1"]
     command += ["--setenv", "OPENBLAS_NUM_THREADS", "1"]

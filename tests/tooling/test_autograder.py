@@ -24,6 +24,7 @@ from instructor.release import stubbed_source
 from instructor.worker_group import own_cgroup
 from tenxor.course.catalog import CATALOG, stub_line
 from tests.tooling.submissions import MODULES, ROOT, Fixture, copycat
+from tests.tooling.test_trust import found_in, secrets, strays_written
 
 pytestmark = pytest.mark.provided
 SCHEMA = json.loads((Path(__file__).parent / "gradescope_results.schema.json").read_text())
@@ -178,3 +179,28 @@ def test_a_copycat_scores_nothing_without_namespaces_either(installed):
     assert graded.returncode == 0, graded.stdout + graded.stderr
     results = json.loads((out / "results.json").read_text())
     assert results["score"] == 0 and results["extra_data"]["sandbox"] == SandboxMode.SEPARATE_USER
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers get users of their own as root")
+@pytest.mark.parametrize("mode", [SandboxMode.ISOLATED, SandboxMode.SEPARATE_USER])
+def test_a_worker_of_the_autograder_finds_nothing_of_the_course(installed, mode, tmp_path):
+    """Enumeration in the layout setup.sh leaves: a worker started by the grader installed
+    in the autograder's environment, with or without namespaces, walks every path it can
+    open and reads every file; nothing holds a solution or a hidden test's text, and it may
+    write only its own scratch."""
+    root, environment = installed
+    needles = secrets()
+    (tmp_path / "needles.json").write_text(json.dumps(needles), encoding="utf-8")
+    (tmp_path / "closed").mkdir()
+    run_walking = f"import sys, runpy; sys.path.append({str(ROOT)!r}); "
+    run_walking += "runpy.run_module('tests.tooling.walking', run_name='__main__')"
+    done = subprocess.run(
+        [str(root / "venv" / "bin" / "python"), "-c", run_walking, str(root / "source")]
+        + [mode.value, str(tmp_path / "needles.json"), str(tmp_path / "closed")],
+        capture_output=True, text=True, env=environment, cwd=tmp_path, timeout=1200,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    walked = json.loads(done.stdout.splitlines()[-1])
+    assert walked["mode"] == mode.value and walked["files"] > 1000, walked["files"]
+    assert not walked["found"], found_in(walked, needles)
+    assert not strays_written(walked), strays_written(walked)

@@ -4,7 +4,6 @@ calls or compares runs the instructor's reference in the judge."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 from collections.abc import Iterator
@@ -15,22 +14,18 @@ import pytest
 from instructor.grading.bench import Bench, bench_for
 from instructor.grading.intake import assemble
 from instructor.grading.judge_run import reference_tests, run_judge
-from instructor.launcher import Launcher, SandboxLimits
+from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode
 from instructor.regions import find_regions
 from instructor.release import stubbed_source
-from instructor.sandbox import Sandbox
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run
 from tests.tooling.submissions import (
-    MODULES,
     ROOT,
-    STORAGE,
     Fixture,
-    appended,
     in_region,
-    stubbed,
 )
+from tests.tooling.walking import OTHER_STUDENT, walk_in_a_worker
 
 pytestmark = pytest.mark.provided
 
@@ -138,45 +133,6 @@ def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> No
     assert len(passed[HONEST_ZIP.name]) < 10, f"tests a tensor answer passes: {passed}"
 
 
-# A submission's function that walks every folder it can open (but /proc and /sys), reads
-# every file it can, and says which `needles` each holds, and which folders it may write.
-WALK_EVERYTHING = """
-def walk_everything(needles):
-    import os, stat
-    needles = [needle.encode() for needle in needles]
-    files, found, writable, todo = 0, [], [], ["/"]
-    while todo:
-        folder = todo.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        if os.access(folder, os.W_OK):
-            writable.append(folder)
-        for entry in entries:
-            if entry.path in ("/proc", "/sys"):
-                continue
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError:
-                continue
-            if stat.S_ISDIR(mode):
-                todo.append(entry.path)
-            elif stat.S_ISREG(mode):
-                try:
-                    with open(entry.path, "rb") as stream:
-                        data = stream.read()
-                except OSError:
-                    continue
-                files += 1
-                held = [number for number, needle in enumerate(needles) if needle in data]
-                if held:
-                    found.append([entry.path, held])
-    return [files, found, writable]
-"""
-OTHER_STUDENT = "another student's answer, 7f3a9c"
-
-
 def secrets() -> list[str]:
     """What no worker may find: lines of the reference solutions and of the hidden tests
     (distinct, 25 characters or more, and not in the release), and another student's file."""
@@ -198,36 +154,43 @@ def secrets() -> list[str]:
     return [OTHER_STUDENT, *reference, *hidden]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="workers get a view of their own as root")
-def test_a_worker_finds_nothing_of_the_course_and_writes_only_its_own_scratch(bench: Bench):
-    """Enumeration, not sampling: a worker of the isolated sandbox walks every path it can
-    open and reads every file. Nothing holds a solution, a hidden test's text or another
-    student's file (one lies world-readable in /tmp), and it may write only its own /tmp and
-    /dev/shm."""
-    assert bench.mode is SandboxMode.ISOLATED
+def strays_written(walked: dict) -> list[str]:
+    """The folders a walking worker may write that are not its own: in an allowlisted view,
+    all but its /tmp and /dev/shm; without one, all but its own folder and the machine's
+    shared temporary folders (world-writable and sticky: it may remove no file of another's,
+    and what it leaves there is removed when it stops)."""
+    if SandboxMode(walked["mode"]).namespaces:
+        return [f for f, _ in walked["writable"] if not f.startswith(("/tmp", "/dev/shm"))]
+    own = f"{tempfile.gettempdir()}/tenxor-worker-"
+    return [f for f, mode in walked["writable"]
+            if not f.startswith(own) and mode & 0o1002 != 0o1002]  # fmt: skip
+
+
+def found_in(walked: dict, needles: list[str]) -> list:
+    """Where a walking worker found which needles, readably."""
+    return [(path, [needles[n][:60] for n in held]) for path, held in walked["found"]]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="workers get users of their own as root")
+@pytest.mark.parametrize(
+    "mode", [SandboxMode.ISOLATED, SandboxMode.SAME_USER, SandboxMode.SEPARATE_USER]
+)
+def test_a_worker_finds_nothing_of_the_course_and_writes_only_its_own_scratch(
+    mode: SandboxMode, tmp_path: Path
+):
+    """Enumeration, not sampling: a worker walks every path it can open and reads every file
+    (but what the operating system's packages installed), in each sandbox as grading sets it
+    up for a batch whose submissions hold another student's file. Nothing holds a solution,
+    a hidden test's text or another student's file (in an allowlisted view, not even one its
+    user may read outside it), and it may write only its own scratch."""
     needles = secrets()
-    with tempfile.TemporaryDirectory(prefix="tenxor-other-") as other:
-        os.chmod(other, 0o755)
-        (Path(other) / "storage.py").write_text(f"# {OTHER_STUDENT}\n", encoding="utf-8")
-        os.chmod(Path(other) / "storage.py", 0o644)
-        with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
-            not_started = tuple(stubbed(module) for module in MODULES)  # nothing of its own
-            submission = Fixture(
-                "walks", (*not_started, appended(STORAGE, WALK_EVERYTHING)), (), ""
-            )
-            assembly = assemble(bench.release_tree, submission.build(Path(scratch) / "s"),
-                                Path(scratch) / "package")  # fmt: skip
-            config = dataclasses.replace(bench.config(assembly.package, 0), judge=None,
-                                         limits=WALKING)  # fmt: skip
-            sandbox = Sandbox(config, None, Launcher(config))
-            try:
-                assert sandbox.start() is None
-                target = ("tenxor.storage", "walk_everything")
-                files, found, writable = sandbox.call("1.1", target, (needles,), {}, [])
-            finally:
-                sandbox.close()
-    assert files > 1000, f"the worker read only {files} files: the walk did not happen"
-    assert not found, [(path, [needles[n][:60] for n in held]) for path, held in found]
-    own = ("/tmp", "/dev/shm")
-    strays = [folder for folder in writable if not folder.startswith(own)]
+    other = tmp_path / "submissions" / "other" / "tenxor" / "storage.py"
+    other.parent.mkdir(parents=True)
+    other.write_text(f"{OTHER_STUDENT}\n", encoding="utf-8")
+    closed = [tmp_path / "submissions", tmp_path / "grades"]
+    walked = walk_in_a_worker(ROOT, mode, needles, closed, other=mode.namespaces)
+    assert walked["mode"] == mode.value
+    assert walked["files"] > 1000, f"the worker read only {walked['files']} files"
+    assert not walked["found"], found_in(walked, needles)
+    strays = strays_written(walked)
     assert not strays, f"folders outside its own scratch that the worker may write: {strays}"
