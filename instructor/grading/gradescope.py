@@ -9,7 +9,7 @@ from typing import Any
 
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode, protections_in_words
-from tenxor.course.catalog import BY_ID, CATALOG, Exercise, hidden_tests
+from tenxor.course.catalog import BY_ID, CATALOG, Exercise, public_tests
 from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run, short_name
 from tenxor.course.failure import Failure
@@ -18,7 +18,7 @@ from .credit import DEFAULT_CREDIT, Credit, part_scores, scored_in_words
 from .intake import Assembly
 
 ENTRY_OUTPUT_CHARS = 3000
-HIDDEN_FILES = frozenset(hidden_tests())  # the catalog's hidden test files
+PUBLIC_FILES = frozenset(public_tests())  # the catalog's public test files
 OUTCOME_FIELD_CHARS = 1000  # a text field of a failure record in extra_data["outcomes"]
 
 
@@ -111,8 +111,9 @@ def exercise_entries(
 
 
 def is_hidden(test: str) -> bool:
-    """Whether a test (by its node id) is in one of the catalog's hidden test files."""
-    return test.split("::")[0] in HIDDEN_FILES
+    """Whether a test (by its node id) is hidden: in any file but the catalog's public test
+    files (a hidden file the catalog does not list is hidden too)."""
+    return test.split("::")[0] not in PUBLIC_FILES
 
 
 def is_pass(result: Result | None) -> bool:

@@ -537,6 +537,72 @@ def copycat(folder: Path) -> None:
         (folder / module).write_text(COPYCAT, encoding="utf-8")
 
 
+# Chapter 1 answering tensors, whatever a test expects, and a zip kernel (4.6, which a
+# tensor's `==` runs) that says every pair of elements compares true: were the judge's
+# comparisons ever to run submitted code, the lie would pass tests.
+ANSWERS_A_TENSOR = tuple(
+    in_region(exercise_id, "import tenxor\nreturn tenxor.tensor([True])")
+    for exercise_id in CHAPTER_1
+)
+ALL_TRUE_ZIP = """\
+shape = broadcast_shapes(layout_a.shape, layout_b.shape)
+count = 1
+for size in shape:
+    count *= size
+return shape, [True] * count
+"""
+# A hidden test of the course copy graded in the batches: the arguments of its one call
+# must never reach a student (CANARY_SIZE in any output would mean they did).
+CANARY_SIZE = 987653
+CANARY_TEST = f"""\
+import pytest
+
+from tenxor.storage import numel
+
+
+@pytest.mark.exercise("1.1")
+def test_numel_of_a_canary_shape():
+    assert numel((1, {CANARY_SIZE})) == {CANARY_SIZE}
+"""
+# Every chapter-1 function records the arguments of each call (in the module, in /tmp and
+# in /dev/shm) and raises them, hidden ones first if it ever saw any.
+REPLAY_ARGUMENTS = f"""\
+_SEEN = []
+_PLACES = ("/tmp/tenxor-replayed", "/dev/shm/tenxor-replayed")
+def _replaying(function):
+    def replay(*args, **kwargs):
+        _SEEN.append(repr(args))
+        for place in _PLACES:
+            try:
+                with open(place, "a") as stream:
+                    stream.write(repr(args) + "\\n")
+                with open(place) as stream:
+                    _SEEN.extend(stream.read().splitlines())
+            except OSError:
+                pass
+        hidden = [seen for seen in _SEEN if "{CANARY_SIZE}" in seen]
+        raise RuntimeError("replayed: " + ", ".join(hidden or _SEEN[-3:]))
+    return replay
+numel, round_to_bfloat16, byte_strides = map(_replaying, (numel, round_to_bfloat16, byte_strides))
+"""
+# At import: a .pth file (which Python runs at every start) in every folder it imports from.
+PLANT_PTH = """\
+import os, sys
+for _folder in list(sys.path):
+    try:
+        with open(os.path.join(_folder, "tenxor-planted.pth"), "w") as _stream:
+            _stream.write("import os; os.environ['TENXOR_PLANTED'] = '1'\\n")
+    except OSError:
+        pass
+"""
+
+
+def with_canary(course: Path) -> Path:
+    """The course with CANARY_TEST among its hidden tests."""
+    (course / "tests" / "hidden" / "test_canary_hidden.py").write_text(CANARY_TEST)
+    return course
+
+
 def answering(value: str) -> tuple[Callable[[Path], None], ...]:
     """Every chapter-1 exercise answering `value` to every call."""
     return tuple(in_region(exercise_id, f"return {value}") for exercise_id in CHAPTER_1)
@@ -593,4 +659,12 @@ RED_TEAM = (
             "more than the 32 MB an answer may have"),
     Fixture("writes-state-for-the-next-worker", (appended(STORAGE, CARRY_STATE),), (),
             "Graded modules: tenxor/broadcasting.py"),
+    Fixture("copies-the-installed-course", (copycat,), tuple(CHAPTER_1), "not done"),
+    Fixture("answers-tensors-and-lies-in-comparisons", (*ANSWERS_A_TENSOR,
+            in_region("4.6", ALL_TRUE_ZIP)), tuple(CHAPTER_1), "FAIL"),
+    Fixture("replays-the-arguments-it-saw", (appended(STORAGE, REPLAY_ARGUMENTS),),
+            tuple(CHAPTER_1), "replayed: "),
+    Fixture("writes-a-pth-file-into-site-packages", (appended(STORAGE, PLANT_PTH),), (),
+            "Graded modules: tenxor/broadcasting.py"),
+    Fixture("=SUM(1,2)", (), (), "Graded modules: tenxor/broadcasting.py"),
 )  # fmt: skip

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -34,6 +35,7 @@ from tenxor.course.engine import Result, Run, run_tests
 from tests.tooling.browser import DevTools, ink
 from tests.tooling.pages import page_text
 from tests.tooling.submissions import (
+    CANARY_SIZE,
     CHAPTER_1,
     FIXTURES,
     JUDGE_MARKER,
@@ -42,6 +44,7 @@ from tests.tooling.submissions import (
     ROOT,
     Fixture,
     copy_of_reference,
+    with_canary,
 )
 
 pytestmark = pytest.mark.provided
@@ -88,7 +91,7 @@ def batch(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
     two at a time, with a copy of the course: the output, the course, and the course's
     files and the modes of its folders before grading."""
     base = tmp_path_factory.mktemp("grading")
-    course = copy_of_reference(base / "course")
+    course = with_canary(copy_of_reference(base / "course"))
     for fixture in BATCH:
         fixture.build(base / "submissions" / fixture.name)
     output = base / "grades"
@@ -106,6 +109,32 @@ def graded(batch) -> Path:
 
 def everything_said(results: dict) -> str:
     return "\n".join([results["output"], *(entry["output"] for entry in results["tests"])])
+
+
+def nothing_hidden_reached_a_student(graded: Path) -> None:
+    """Nothing a student sees (their results' entries and output, as Gradescope shows them,
+    and their report) holds the argument of the course copy's hidden canary test, whatever
+    their submission did with it (submissions.REPLAY_ARGUMENTS). (The instructor's part of
+    the results, extra_data, keeps why each hidden test failed.)"""
+    for folder in sorted(p for p in graded.iterdir() if (p / "results.json").exists()):
+        results = json.loads((folder / "results.json").read_text())
+        shown = [everything_said(results), *(entry["name"] for entry in results["tests"])]
+        shown.append((folder / "report.html").read_text())
+        assert str(CANARY_SIZE) not in "\n".join(shown), f"a hidden argument reached {folder.name}"
+
+
+def nothing_planted_where_python_starts() -> None:
+    """No .pth file a submission wrote (submissions.PLANT_PTH) in any folder this
+    interpreter imports from: Python would run it at every start."""
+    planted = [p for p in map(Path, sys.path) if (p / "tenxor-planted.pth").exists()]
+    assert not planted, f"a submission planted a .pth file in {planted}"
+
+
+def no_cell_starts_a_formula(gradebook: Path) -> None:
+    """Every cell of a gradebook opens in a spreadsheet as text (the OWASP rule)."""
+    with gradebook.open(newline="", encoding="utf-8") as stream:
+        cells = [cell for row in csv.reader(stream) for cell in row]
+    assert not [cell for cell in cells if cell[:1] in ("=", "+", "-", "@", "\t", "\r")]
 
 
 def results_of(graded: Path, student: str) -> dict:
@@ -227,6 +256,7 @@ def test_no_student_sees_a_line_of_a_hidden_test(graded: Path):
         said = everything_said(results_of(graded, fixture.name))
         quoted = [line for line in hidden if line in said]
         assert not quoted, (fixture.name, quoted[:3])
+    nothing_hidden_reached_a_student(graded)
 
 
 def number(value: float) -> str:
@@ -319,6 +349,8 @@ def test_a_student_report_and_the_class_report_render_in_chromium(graded: Path, 
 def test_grading_changes_nothing_of_the_course_and_leaves_no_process(batch):
     output, course, before = batch
     assert course_state(course) == before
+    nothing_planted_where_python_starts()
+    no_cell_starts_a_formula(output / "gradebook.csv")
     users = range(UID_BASE, UID_BASE + BLOCK * BLOCKS)
     left = [
         path.name
@@ -329,6 +361,8 @@ def test_grading_changes_nothing_of_the_course_and_leaves_no_process(batch):
     leftovers = [
         *Path("/tmp").glob("tenxor-carried-state-*"),
         *Path("/dev/shm").glob("tenxor-carried-state-*"),
+        *Path("/tmp").glob("tenxor-replayed"),
+        *Path("/dev/shm").glob("tenxor-replayed"),
         *(f"{kind} {number}" for kind, number in ipc_objects_of(set(users))),
     ]
     assert not leftovers, f"what the batch's workers left: {leftovers}"

@@ -32,6 +32,7 @@ from tests.tooling.submissions import (
     complete_submission,
     copy_of_reference,
     replace_region,
+    with_canary,
 )
 from tests.tooling.test_grading import (
     AS_ROOT,
@@ -41,6 +42,9 @@ from tests.tooling.test_grading import (
     course_state,
     everything_said,
     expected_score,
+    no_cell_starts_a_formula,
+    nothing_hidden_reached_a_student,
+    nothing_planted_where_python_starts,
     protections_said,
     results_of,
 )
@@ -48,10 +52,15 @@ from tests.tooling.test_grading import (
 pytestmark = pytest.mark.provided
 
 
+TAMPERING = ("reads", "writes", "rew", "signals", "copies", "replays")
+# Every class of attack on grading, and honest submissions beside them.
 WEAKER = ("complete", "half-done", "reads-hidden-tests-into-errors",
           "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests",
           "leaves-processes-running", "imports-lazily-loaded-modules",
-          "answers-with-function-tags", "writes-state-for-the-next-worker")  # fmt: skip
+          "answers-with-function-tags", "writes-state-for-the-next-worker",
+          "copies-the-installed-course", "answers-tensors-and-lies-in-comparisons",
+          "replays-the-arguments-it-saw", "writes-a-pth-file-into-site-packages", "=SUM(1,2)",
+          "forges-answers-on-the-channel", "signals-the-judge")  # fmt: skip
 
 
 @pytest.mark.skipif(not AS_ROOT, reason="only root can choose to separate users")
@@ -62,14 +71,12 @@ def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, m
     (grading checked that its user can open none of them); without a user of its own it
     still can, in its allowlisted view; unprotected it can, and the report says so. Either
     way each submission scores what its values earn."""
-    course = copy_of_reference(tmp_path / "course")
+    course = with_canary(copy_of_reference(tmp_path / "course"))
     chosen = [fixture for fixture in BATCH if fixture.name in WEAKER]
     for fixture in chosen:
-        # Unprotected, the tampering ones would really change the course: only the honest
-        # ones are graded that way.
-        if mode is not SandboxMode.UNPROTECTED or not fixture.name.startswith(
-            ("reads", "writes", "rew")
-        ):
+        # Unprotected, the tampering ones would really read and change the course or signal
+        # the judge: only the others are graded that way.
+        if mode is not SandboxMode.UNPROTECTED or not fixture.name.startswith(TAMPERING):
             fixture.build(tmp_path / "submissions" / fixture.name)
     submissions = students_in(tmp_path / "submissions")
     output = tmp_path / "grades"
@@ -87,6 +94,9 @@ def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, m
         assert results["extra_data"]["sandbox"] == mode.value
         protections_said(results["output"], mode)
     assert course_state(course) == before
+    nothing_hidden_reached_a_student(output)
+    nothing_planted_where_python_starts()
+    no_cell_starts_a_formula(output / "gradebook.csv")
     assert not list(tmp_path.rglob(JUDGE_MARKER)), "the judge ran what a worker named"
     assert not processes_left_by(tmp_path), "a process a worker started still runs"
 

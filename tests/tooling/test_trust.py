@@ -21,6 +21,7 @@ from instructor.release import stubbed_source
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run
 from tests.tooling.submissions import (
+    ALL_TRUE_ZIP,
     ROOT,
     Fixture,
     in_region,
@@ -34,16 +35,7 @@ WALKING = SandboxLimits(call_cpu_seconds=120.0, call_wall_seconds=300.0, answer_
 EVERY_EXERCISE = [item.id for item in CATALOG]
 FIRST_CHAPTERS = [item.id for item in CATALOG if item.chapter.number <= 3]
 
-# The judge's comparisons answered by the submission, if they ever ran there: every
-# exercise of chapters 1 to 3 answers a tensor, whatever a test expects, and the zip kernel
-# (4.6, which a tensor's `==` runs) says every pair of elements compares true.
-ALL_TRUE_ZIP = """\
-shape = broadcast_shapes(layout_a.shape, layout_b.shape)
-count = 1
-for size in shape:
-    count *= size
-return shape, [True] * count
-"""
+# Chapters 1 to 3 answering tensors, and the zip kernel lying (submissions.ALL_TRUE_ZIP).
 ANSWERS_TENSORS = tuple(
     in_region(exercise_id, "import tenxor\nreturn tenxor.tensor([True])")
     for exercise_id in FIRST_CHAPTERS
