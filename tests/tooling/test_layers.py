@@ -52,6 +52,7 @@ LAYERS: Layers = [
     ("instructor.launcher",),  # starts and ends workers; the only part that keeps root
     ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
     ("instructor.release",),
+    ("instructor.exposure",),  # where workers get no view: nothing they read gives answers
     ("instructor.verify", "instructor.autograder"),
     ("instructor.grading.credit",),  # the partial-credit rules: pure scoring
     ("instructor.grading.spreadsheet",),  # CSV whose cells never start a formula
