@@ -11,6 +11,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,12 +19,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from instructor.launcher import ENTER_GROUP
+from instructor.allowlist import bwrap_executable
+from instructor.launcher import ENTER_GROUP, grading_users
 from instructor.protections import SandboxMode
 from instructor.release import stubbed_source
 from instructor.worker_group import own_cgroup
-from tenxor.course.catalog import CATALOG, stub_line
-from tests.tooling.submissions import MODULES, ROOT, Fixture, copycat
+from tenxor.course.catalog import BY_ID, CATALOG, stub_line
+from tests.tooling.submissions import CHAPTER_1, MODULES, RED_TEAM, ROOT, Fixture, copycat
 from tests.tooling.test_trust import found_in, secrets, strays_written
 
 pytestmark = pytest.mark.provided
@@ -204,3 +206,87 @@ def test_a_worker_of_the_autograder_finds_nothing_of_the_course(installed, mode,
     assert walked["mode"] == mode.value and walked["files"] > 1000, walked["files"]
     assert not walked["found"], found_in(walked, needles)
     assert not strays_written(walked), strays_written(walked)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"  # an interpreter any user may run (the operating system's)
+
+
+@pytest.fixture(scope="module")
+def instructor_without_root(autograder: Path) -> Iterator[tuple[list[str], Path]]:
+    """A user who is not root, with the course (the autograder zip's) and a virtual
+    environment of their own, made from the system's Python and the zip's wheels: the
+    prefix that runs a command as them, and their folder."""
+    with grading_users() as users, tempfile.TemporaryDirectory(prefix="tenxor-nonroot-") as home:
+        uid = users  # a user of this block alone: no other grading uses it meanwhile
+        os.chown(home, uid, uid)
+        as_them = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--"]
+        with zipfile.ZipFile(autograder) as archive:
+            archive.extractall(Path(home) / "source")
+        for path in [Path(home), *Path(home).rglob("*")]:
+            os.chown(path, uid, uid, follow_symlinks=False)
+        environment = {"HOME": home, "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+        install = [f"{home}/venv/bin/python", "-m", "pip", "install", "--quiet", "--no-index"]
+        install += ["--find-links", f"{home}/source/wheels", f"{home}/source/install[grading]"]
+        steps = [[SYSTEM_PYTHON, "-m", "venv", f"{home}/venv"], install]
+        for step in steps:
+            done = subprocess.run([*as_them, *step], capture_output=True, text=True,
+                                  env=environment, cwd=home, timeout=600)  # fmt: skip
+            assert done.returncode == 0, done.stdout + done.stderr
+        yield as_them, Path(home)
+
+
+def graded_without_root(
+    as_them: list[str], home: Path, batch: str, prefix: list[str], unprotected: bool
+) -> subprocess.CompletedProcess:
+    """`tenxor-instructor grade --batch` of the user's folder `batch`, as them, after the
+    `prefix` command; chapter 1, 10 examples a property test."""
+    command = [str(home / "venv" / "bin" / "tenxor-instructor"), "grade", "--batch"]
+    command += [str(home / batch), "--out", str(home / f"{batch}-grades")]
+    command += ["--course", str(home / "source"), "--examples", "10", "--chapter", "1"]
+    command += ["--unprotected"] * unprotected
+    environment = {"HOME": str(home), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    return subprocess.run([*as_them, *prefix, *command], capture_output=True, text=True,
+                          env=environment, cwd=home, timeout=900)  # fmt: skip
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root makes the user who grades without it")
+def test_grading_without_root_gives_workers_the_view_and_refuses_to_run_unprotected(
+    instructor_without_root,
+):
+    """An instructor who is not root grades a batch: each worker runs as them, but in the
+    allowlisted view, in a user namespace of its own: a submission that reads the hidden
+    tests and writes into the course and the output finds none of them. Where user
+    namespaces are refused too (here: inside a user namespace that may make none),
+    `grade --batch` refuses to start until told --unprotected, and then says so."""
+    as_them, home = instructor_without_root
+    uid = int(as_them[1].split("=")[1])
+    fixtures = [f for f in RED_TEAM if f.name in ("reads-hidden-tests-into-errors",
+                "writes-into-the-output-and-other-students")]  # fmt: skip
+    for fixture in (Fixture("complete", (), (), ""), *fixtures):
+        fixture.build(home / "batch" / fixture.name)
+    for path in [home / "batch", *(home / "batch").rglob("*")]:
+        os.chown(path, uid, uid)
+    before = {p: p.read_bytes() for p in (home / "source").rglob("*") if p.is_file()}
+    done = graded_without_root(as_them, home, "batch", [], unprotected=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for fixture in (Fixture("complete", (), (), ""), *fixtures):
+        results = json.loads((home / "batch-grades" / fixture.name / "results.json").read_text())
+        assert results["extra_data"]["sandbox"] == SandboxMode.SAME_USER.value
+        done_ = set(CHAPTER_1) - set(fixture.lost)
+        assert results["score"] == pytest.approx(sum(BY_ID[e].points for e in done_)), fixture.name
+    assert before == {p: p.read_bytes() for p in (home / "source").rglob("*") if p.is_file()}
+    no_userns = [bwrap_executable(), "--unshare-user", "--disable-userns", "--bind", "/", "/",
+                 "--dev", "/dev", "--proc", "/proc", "--"]  # fmt: skip
+    refused = graded_without_root(as_them, home, "batch", no_userns, unprotected=False)
+    assert refused.returncode != 0 and "pass --unprotected" in refused.stderr, refused.stderr
+    (home / "honest").mkdir()
+    shutil.copytree(home / "batch" / "complete", home / "honest" / "complete")
+    for path in [home / "honest", *(home / "honest").rglob("*")]:
+        os.chown(path, uid, uid)
+    allowed = graded_without_root(as_them, home, "honest", no_userns, unprotected=True)
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    results = json.loads((home / "honest-grades" / "complete" / "results.json").read_text())
+    assert results["extra_data"]["sandbox"] == SandboxMode.UNPROTECTED.value
+    assert "unprotected mode" in results["output"] and results["score"] == pytest.approx(
+        sum(BY_ID[e].points for e in CHAPTER_1)
+    )

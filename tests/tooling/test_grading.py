@@ -26,6 +26,7 @@ from instructor.grading import (
     results_json,
     students_in,
 )
+from instructor.grading.spreadsheet import safe_cell
 from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
 from instructor.leftovers import ipc_objects_of
 from instructor.protections import PROTECTIONS, SandboxMode, WorkerSettings
@@ -209,11 +210,14 @@ def test_the_schema_rejects_what_gradescope_would(graded: Path):
 
 
 def test_the_gradebook_has_one_row_per_student_matching_their_results(graded: Path):
+    """One row per student, in order of their folders' names, each name a cell that no
+    spreadsheet takes for a formula (=SUM(1,2) becomes '=SUM(1,2))."""
     rows = list(csv.DictReader((graded / "gradebook.csv").open()))
-    assert [row["student"] for row in rows] == sorted(fixture.name for fixture in BATCH)
+    names = sorted(fixture.name for fixture in BATCH)
+    assert [row["student"] for row in rows] == [safe_cell(name) for name in names]
     assert list(rows[0]) == ["student", *CHAPTER_1, "total", "max", "graded_at", "fingerprint"]
-    for row in rows:
-        results = json.loads((graded / row["student"] / "results.json").read_text())
+    for name, row in zip(names, rows):
+        results = json.loads((graded / name / "results.json").read_text())
         assert float(row["total"]) == pytest.approx(results["score"])
         assert int(row["max"]) == expected_score(set(CHAPTER_1))
         assert row["graded_at"] == results["extra_data"]["graded_at"]
@@ -388,14 +392,12 @@ def owner_of(process: Path) -> int | None:
 
 
 def test_tests_that_never_ran_score_zero():
-    expected = {"tests/test_a.py::test_1": "1.1", "tests/test_a.py::test_2": "1.1"}
-    run = Run(
-        collected=dict(expected),
-        results={"tests/test_a.py::test_1": Result("tests/test_a.py::test_1", "1.1", "passed")},
-    )
+    first, second = "tests/test_storage.py::test_1", "tests/test_storage.py::test_2"
+    expected = {first: "1.1", second: "1.1"}
+    run = Run(collected=dict(expected), results={first: Result(first, "1.1", "passed")})
     results = results_json(expected, run, Assembly(ROOT), LIMITS, SandboxMode.ISOLATED, 1.0)
     assert results["score"] == pytest.approx(BY_ID["1.1"].points / 2)
-    assert "test_a.py::test_2: never ran" in results["tests"][0]["output"]
+    assert "test_storage.py::test_2: never ran" in results["tests"][0]["output"]
 
 
 # The protections each sandbox mode turns off, every other one on: only what it must.

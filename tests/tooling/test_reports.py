@@ -38,8 +38,8 @@ from tests.tooling.submissions import ROOT
 
 pytestmark = pytest.mark.provided
 
-NUMEL, BYTES = "tests/test_a.py::test_numel", "tests/test_a.py::test_bytes"
-RULE, VALUES = "tests/test_a.py::test_rule", "tests/hidden/test_h.py::test_values"
+NUMEL, BYTES = "tests/test_storage.py::test_numel", "tests/test_storage.py::test_bytes"
+RULE, VALUES = "tests/test_storage.py::test_rule", "tests/hidden/test_h.py::test_values"
 RECORD = {"message": "numel of (2, 3): got 5, expected 6", "what": "numel of (2, 3)",
           "got": "5", "expected": "6", "call": "numel(shape=(2, 3))", "returned": "5"}  # fmt: skip
 
@@ -176,7 +176,7 @@ def test_the_results_record_each_tests_outcome_without_a_hidden_tests_record():
         hidden: Result.of_record(hidden, "1.1", "failed", record),
         RULE: Result(RULE, "1.2", "failed", "NotImplementedError", unfinished="1.2"),
     }
-    never = "tests/test_a.py::test_never_run"
+    never = "tests/test_storage.py::test_never_run"
     expected = {NUMEL: "1.1", BYTES: "1.1", hidden: "1.1", RULE: "1.2", never: "1.2"}
     run = Run(collected=dict(expected), results=results)
     limits = SandboxLimits(1.0, 10.0, 2.0, 1024, 2048)
