@@ -120,7 +120,9 @@ def system_steps() -> tuple[tuple[str, ...], ...]:
     cache, and the links at the top as the machine has them."""
     executable = interpreter()
     stdlib, sites = interpreter_folders()
-    emptied = [site for site in sites if os.path.isdir(site) and under(site, [stdlib])]
+    # Each empty in the view: those in the standard library that exist, and those outside
+    # it (made there; Debian's interpreter keeps its packages outside).
+    emptied = [site for site in sites if os.path.isdir(site) or not under(site, [stdlib])]
     if not emptied:
         raise OSError("the interpreter has no site-packages folder to give the workers")
     packages = learner_packages()
@@ -161,6 +163,7 @@ def folders_above(steps: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """The folders bubblewrap must make for the binds to land in, each readable by every
     user (it would make them readable by root alone), shallowest first."""
     bound = [step[2] for step in steps if step[0] == "--ro-bind"]
+    bound += [step[1] for step in steps if step[0] == "--tmpfs"]
     made: list[str] = []
     for target in bound:
         for folder in reversed(Path(target).parents[:-1]):  # "/" exists

