@@ -7,6 +7,7 @@ k*strides[2]`. This module defines the Layout value and the exercises of noteboo
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -34,10 +35,12 @@ class Layout:
             raise ValueError(
                 f"shape {shape} has {len(shape)} dims but strides {strides} has {len(strides)}"
             )
-        if not isinstance(self.offset, int) or self.offset < 0:
+        offset = _as_int(self.offset)
+        if offset is None or offset < 0:
             raise ValueError(f"storage offset must be a non-negative int, got {self.offset!r}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "strides", strides)
+        object.__setattr__(self, "offset", offset)
 
     @property
     def ndim(self) -> int:
@@ -45,11 +48,27 @@ class Layout:
         return len(self.shape)
 
 
+def _as_int(value: object) -> int | None:
+    """`value` as a Python int if it is an integer of any kind but a bool (a NumPy integer
+    too, as NumPy and PyTorch take them), else None.
+
+    >>> _as_int(7), _as_int(3.0), _as_int(True)  # numpy.int64(7) gives 7 as well
+    (7, None, None)
+    """
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def _int_tuple(values: Iterable[int], what: str) -> tuple[int, ...]:
-    """`values` as a tuple of ints, or a TypeError naming `what`."""
-    result = tuple(values)
-    if not all(isinstance(v, int) and not isinstance(v, bool) for v in result):
-        raise TypeError(f"{what} must hold ints, got {result!r}")
+    """`values` as a tuple of Python ints, or a TypeError naming `what`."""
+    given = tuple(values)
+    result = tuple(_as_int(v) for v in given)
+    if None in result:
+        raise TypeError(f"{what} must hold ints, got {given!r}")
     return result
 
 

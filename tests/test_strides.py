@@ -212,6 +212,18 @@ BAD_LAYOUTS = [
 
 
 @pytest.mark.provided
+def test_layout_takes_integers_of_any_kind_as_python_ints():
+    """NumPy's integers are sizes, strides and offsets as NumPy and PyTorch take them; the
+    layout holds Python ints, equal to and hashing as the layout of plain ints."""
+    given = Layout((np.int64(3), np.int32(4)), (np.int64(4), np.uint8(1)), np.int64(2))
+    plain = Layout((3, 4), (4, 1), 2)
+    expect("Layout of NumPy integers", given, plain, "integers of any kind are sizes")
+    kinds = [type(v) for v in (*given.shape, *given.strides, given.offset)]
+    expect("the types a Layout of NumPy integers holds", kinds, [int] * 5, "stored as int")
+    expect("its hash", hash(given), hash(plain), "equal values hash alike")
+
+
+@pytest.mark.provided
 @pytest.mark.parametrize(("args", "error", "named"), BAD_LAYOUTS)
 def test_layout_rejects_bad_input_and_names_it(args, error, named):
     """A bad shape, strides or offset is an error whose message names the bad value."""
