@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from .broken import broken_module
 from .catalog import (
     BY_ID,
     CATALOG,
@@ -260,6 +261,8 @@ def check_exercise(
 ) -> Status:
     """Run the public tests of one exercise and print what happened; its status."""
     item, root = exercise(exercise_id), root or course_root()
+    if said_broken(root, out):
+        return Status(item, FAILING, 0, 0)
     options = [*ordered_test_files(root, item), "--exercise", item.id]
     prints = fingerprints(root)
     run = run_checked(
@@ -267,7 +270,18 @@ def check_exercise(
     )
     if not run.problem and not run.collect_errors:
         remember(root, prints, {item.id: results_of(run, item)})
+    elif said_broken(root, out, imports_checked=True):
+        return Status(item, FAILING, 0, 0)
     return report_exercise(item, run, root, out)
+
+
+def said_broken(root: Path, out: TextIO, imports_checked: bool = False) -> bool:
+    """Whether a module of the package does not compile (or, when `imports_checked`, import),
+    which is then all that is printed."""
+    broken = broken_module(root, imports_checked)
+    if broken:
+        out.writelines(f"{line}\n" for line in broken)
+    return broken is not None
 
 
 def processes() -> int:
@@ -282,6 +296,8 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     that are started and changed since their tests last ran (see remembered.py); an exercise
     whose stub is still in place is not started, whatever its tests say."""
     root = root or course_root()
+    if said_broken(root, out, imports_checked=True):
+        return []
     prints = fingerprints(root)
     known = recalled(root, prints)
     started = [item for item in CATALOG if is_started(root, item)]

@@ -573,3 +573,40 @@ def test_a_short_test_name_drops_only_the_folders():
 
     assert short_name("tests/hidden/test_views.py::test_x[a/b]") == "test_views.py::test_x[a/b]"
     assert short_name("tests/test_views.py") == "test_views.py"
+
+
+BREAKS_THE_IMPORT = [
+    pytest.param(lambda text: text.replace("def numel(", "def numel((", 1),
+                 "SyntaxError", "def numel((", id="syntax-error"),
+    pytest.param(lambda text: text + "\nfrom .views import not_a_name\n",
+                 "ImportError", "from .views import not_a_name", id="import-error"),
+    pytest.param(lambda text: text + "\nscale = 1 / 0\n", "ZeroDivisionError", "scale = 1 / 0",
+                 id="error-at-import"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("edit", "error", "line"), BREAKS_THE_IMPORT)
+def test_a_module_that_does_not_import_is_said_first_and_alone(tmp_path, edit, error, line):
+    """check(), the progress table and the shell's `tenxor check` each print where the
+    package stops importing (file, line, error), the line itself and what to do, and
+    nothing else: no test summary, no traceback of the checker."""
+    root = tmp_path / "release"
+    write_release(ROOT, root)
+    storage = root / "tenxor" / "storage.py"
+    storage.write_text(edit(storage.read_text(encoding="utf-8")), encoding="utf-8")
+    lines = storage.read_text(encoding="utf-8").splitlines()
+    number = next(n for n, text in enumerate(lines, start=1) if line in text)
+    head = f"tenxor/storage.py line {number}: {error}: "
+    state, text = checked("1.1", root)
+    table = io.StringIO()
+    progress(root, table)
+    shell = subprocess.run([sys.executable, "-m", "tenxor_shell.command", "check", "1.1"],
+                           capture_output=True, text=True, cwd=root, timeout=300)  # fmt: skip
+    assert shell.returncode == 1 and not shell.stderr, shell.stderr
+    for said in (text, table.getvalue(), shell.stdout):
+        lines = said.splitlines()
+        assert lines[0].startswith(head), said
+        assert line in lines[1], said
+        assert lines[3].startswith("No test can run until every module of tenxor imports")
+        assert len(lines) == 4 and "Traceback" not in said, said
+    assert state == FAILING

@@ -24,13 +24,14 @@ import pytest
 pytestmark = pytest.mark.provided
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("tenxor", "instructor")
+PACKAGES = ("tenxor_shell", "tenxor", "instructor")
 
 Layers = list[tuple[str, ...]]
 
 # The layers, lowest first. A module may import from its own layer (without making a cycle)
 # and from the layers below it. A name ending in ".*" stands for every module of a package.
 LAYERS: Layers = [
+    ("tenxor_shell",),  # the tenxor command's way in: it imports nothing of tenxor
     # chapters 1 and 2, and what provided code needs before them
     ("tenxor.storage", "tenxor.strides", "tenxor.row_major", "tenxor.python_values"),
     ("tenxor.views",),  # chapter 3
@@ -44,6 +45,7 @@ LAYERS: Layers = [
     ("tenxor.diagrams", "tenxor.diagrams.*"),
     ("tenxor",),  # the package top, tenxor/__init__.py: it assembles every layer
     ("tenxor.course", "tenxor.course.*"),  # check, the catalog, the engine, ...
+    ("tenxor_shell.command",),  # the tenxor command
     # the instructor's tooling: what grading builds on, then grading in its parts
     ("instructor", "instructor.protections", "instructor.plain_data", "instructor.reachable",
      "instructor.regions", "instructor.worker_group", "instructor.probe",
