@@ -148,9 +148,10 @@ def test_numel_accepts_a_list_and_leaves_it_alone():
 
 
 @pytest.mark.exercise("1.1")
-@pytest.mark.parametrize("shape", [(-4,), (3, -4), (2, -4, 0)])
+@pytest.mark.parametrize("shape", [(-4,), (3, -4), (2, -4, 0), (0, -4), (3, 0, -4)])
 def test_numel_rejects_a_negative_size(shape):
-    """A negative size is a ValueError that names it (even when another dim is 0)."""
+    """A negative size is a ValueError that names it (even when another dim is 0, before it
+    or after it)."""
     with raises_naming(ValueError, -4):
         numel(shape)
 

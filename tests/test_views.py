@@ -434,12 +434,13 @@ def test_tensor_squeeze_is_a_view(case_and_dim):
         ((3, 1), (2, 9), -1),
         ((2, 1, 1, 3), (-9, 4, 5, 3), (1, -2)),
         ((1, 1, 1), (1, 1, 1), None),
+        ((2, 1, 3, 1), (7, 30, 2, 9), None),
         ((4, 1, 3), (3, 0, -1), 1),
     ],
 )
 def test_squeeze_layout_removes_the_named_dim(shape, strides, dim):
-    """The named size-1 dim goes (negative dims count from the end); the others keep their
-    sizes and strides in order."""
+    """The named size-1 dim goes (negative dims count from the end; None names every size-1
+    dim, and only those); the others keep their sizes and strides in order."""
     case = strided_case(shape, strides, offset=20)
     expected = np.squeeze(case.array, dim)
     assert_layout_matches(squeeze_layout(case.layout, dim), case, expected, SQUEEZE)

@@ -48,6 +48,13 @@ PLANTED: tuple[Planted, ...] = (
         False,
     ),
     Planted(
+        "1.1",
+        "count *= size",
+        "count *= size\n        if count == 0:\n            return 0",
+        "stops at the first size-0 dim, so a negative size after it is never refused",
+        False,
+    ),
+    Planted(
         "1.2",
         "if lower > 0x8000 or (lower == 0x8000 and upper & 1):",
         "if lower >= 0x8000:",
@@ -138,6 +145,13 @@ PLANTED: tuple[Planted, ...] = (
         "tuple(layout.strides[d] for d in keep),",
         "layout.strides[: len(keep)],",
         "keeps the first strides instead of the strides of the dims it keeps",
+        False,
+    ),
+    Planted(
+        "3.2",
+        "drop = {d for d, size in enumerate(layout.shape) if size == 1}",
+        "drop = set(normalize_dims(dim, layout.ndim))",
+        "passes dim=None on to normalize_dims, so it squeezes every dim, not the size-1 ones",
         False,
     ),
     Planted(
