@@ -257,27 +257,31 @@ class Launcher:
         own_user = OWN_USER.is_on(self.config.mode)
         command += bwrap_command(seen, self.config.limits.file_mb, told, own_user)
         command += [seen.interpreter, "-I", "-c", BOOT, settings.to_json()]
-        try:
-            self.process = subprocess.Popen(
-                command,
-                pass_fds=(commands, replies, told),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=worker_environment(),
-                start_new_session=True,
-            )
-        except BaseException:
-            os.close(info)
-            raise
-        finally:
-            os.close(told)
-        with os.fdopen(info, "rb") as stream:  # bubblewrap's own word, before the worker runs
-            said = stream.read(4096)
-        try:
-            worker = json.loads(said)["child-pid"]
-        except (ValueError, KeyError, TypeError):
-            raise OSError(f"bubblewrap did not start the worker ({said[:200]!r})") from None
+        # What bubblewrap says if it fails (the worker, once started, may write its own
+        # file-size limit's worth there too: the file has no name and goes with it).
+        with tempfile.TemporaryFile() as complaints:
+            try:
+                self.process = subprocess.Popen(
+                    command,
+                    pass_fds=(commands, replies, told),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=complaints,
+                    env=worker_environment(),
+                    start_new_session=True,
+                )
+            except BaseException:
+                os.close(info)
+                raise
+            finally:
+                os.close(told)
+            with os.fdopen(info, "rb") as stream:  # bubblewrap's word, before the worker runs
+                said = stream.read(4096)
+            try:
+                worker = json.loads(said)["child-pid"]
+            except (ValueError, KeyError, TypeError):
+                why = not_started(complaints)
+                raise OSError(f"bubblewrap did not start the worker: {why}") from None
         self.group.entered(worker)
         return worker
 
@@ -338,6 +342,13 @@ class Launcher:
 
     def close(self) -> None:
         self.stop()
+
+
+def not_started(complaints: Any) -> str:
+    """What bubblewrap wrote before it ended without starting the worker."""
+    complaints.seek(0)
+    said = complaints.read(2000).decode("utf-8", errors="replace").strip()
+    return said or "it ended without a word"
 
 
 def launcher_for(config: SandboxConfig) -> Launcher | LauncherClient:
