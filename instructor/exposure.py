@@ -255,8 +255,11 @@ def openable(folders: list[str]) -> str | None:
     return next((f for f in folders if os.access(f, os.R_OK) or os.access(f, os.X_OK)), None)
 
 
-def check(closed: list[str], secrets: Secrets, handles: dict[str, int]) -> str | None:
-    """As the worker's user: why grading may not start (None when nothing is exposed)."""
+def check(
+    closed: list[str], secrets: Secrets, handles: dict[str, int], roots: list[str] | None
+) -> str | None:
+    """As the worker's user: why grading may not start (None when nothing is exposed), from
+    a walk of `/` and the import folders (or of `roots` alone, when given)."""
     folder = openable(closed)
     if folder is not None:
         return (
@@ -264,7 +267,7 @@ def check(closed: list[str], secrets: Secrets, handles: dict[str, int]) -> str |
             f"(chmod o-rwx {folder}) and grade again"
         )
     through = {f"/proc/self/fd/{handle}": folder for folder, handle in handles.items()}
-    found = first_exposed(secrets, ["/", *SHARED_MEMORY, *through])
+    found = first_exposed(secrets, roots or ["/", *SHARED_MEMORY, *through])
     if found is None:
         return None
     path, held = found
@@ -288,7 +291,7 @@ def main(settings_json: str) -> None:
     handles = reachable.hold(reachable.import_folders(outside=settings["tree"]))
     reachable.reroute(reachable.through_descriptors(handles))
     become(settings["uid"], settings["uid"])
-    print(json.dumps(check(settings["closed"], secrets, handles)))
+    print(json.dumps(check(settings["closed"], secrets, handles, settings["roots"])))
 
 
 # How grading starts the check: as a worker starts (instructor.sandbox_worker.BOOT).
@@ -300,11 +303,15 @@ main(sys.argv[1])
 """
 
 
-def exposure(secrets: Secrets, uid: int, closed: list[Path], tree: Path) -> str | None:
+def exposure(
+    secrets: Secrets, uid: int, closed: list[Path], tree: Path, roots: list[Path] | None = None
+) -> str | None:
     """Why grading may not start with workers as user `uid`, whose imports come from this
     interpreter: a folder of `closed` it can open, or a file it can read holding a secret
-    (None when there is neither). `tree` holds this module, for the check's process."""
+    (None when there is neither). `tree` holds this module, for the check's process; `roots`
+    narrows the walk to those folders (the whole machine's when None)."""
     settings = {"uid": uid, "closed": [str(f) for f in closed], "tree": str(tree)}
+    settings["roots"] = [str(root) for root in roots] if roots else None
     done = subprocess.run(
         [sys.executable, "-I", "-c", CHECK, json.dumps(settings)],
         input=secrets.to_json(),
