@@ -157,6 +157,11 @@ def group_kind(users: int) -> str:
     return f"tenxor-worker-{users}"
 
 
+# How the cgroups of workers that run as the grading user are named: never a block's kind,
+# which a grading that claims that block clears away.
+GRADING_USERS_KIND = "tenxor-worker-of-the-grading-user"
+
+
 def clear_users(uids: range) -> None:
     """End every process of a block of grading's users, then remove what they left: files,
     IPC objects, and the cgroups of its workers."""
@@ -217,7 +222,8 @@ class Launcher:
         commands, worker_in = os.pipe()
         worker_out, replies = os.pipe()
         limits = self.config.limits
-        self.group = worker_group(group_kind(self.config.users), limits.group_memory_mb)
+        kind = group_kind(self.config.users) if self.config.mode.other_users else GRADING_USERS_KIND
+        self.group = worker_group(kind, limits.group_memory_mb)
         try:
             if ALLOWLIST.is_on(self.config.mode):
                 self.worker = self.start_in_view(commands, replies)

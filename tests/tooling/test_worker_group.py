@@ -80,3 +80,25 @@ def test_a_group_counts_a_childs_cpu_and_kills_everything(kind: str):
     assert found["left"] in ("gone", "Z"), f"the setsid'd grandchild is still {found['left']}"
     if kind == "cgroup where allowed" and os.geteuid() == 0:
         assert found["cgroup"], "as root on this machine a worker gets a cgroup"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cgroups are made as root")
+def test_a_worker_of_the_grading_user_is_in_no_blocks_cgroup(tmp_path):
+    """A grading that claims a block of users clears away that block's cgroups (what its
+    killed launchers left): the group of a worker that runs as the grading user is never
+    named like one, whatever block its settings name."""
+    from instructor.grading.bench import RELEASE_TREE_EXCLUDED
+    from instructor.launcher import UID_BASE, Launcher, SandboxConfig, group_kind
+    from instructor.protections import SandboxMode
+    from instructor.release import write_tree
+
+    write_tree(ROOT, tmp_path / "release", RELEASE_TREE_EXCLUDED)
+    config = SandboxConfig(str(tmp_path / "release"), str(ROOT), SandboxMode.SAME_USER, slot=0)
+    assert config.users == UID_BASE  # the first block's, by default
+    launcher = Launcher(config)
+    try:
+        launcher.start()
+        groups = launcher.group.procs()
+    finally:
+        launcher.stop()
+    assert groups and not [g for g in groups if f"/{group_kind(UID_BASE)}-" in g], groups
