@@ -6,7 +6,7 @@ a grading run would give it: the enumeration behind the trust tests.
 
 It starts at `/` and at each folder it holds a handle on (where it imports through them),
 skips only /proc and /sys and the files the operating system's packages installed (dpkg's
-lists: the same on every machine of its kind, and gigabytes), reads up to 4 MB of every other
+lists: the same on every machine of its kind, and gigabytes), reads up to 1 MB of every other
 regular file, and says which needles (lines of text) each holds as a line of its own, however
 indented, and which folders it may write.
 """
@@ -69,7 +69,7 @@ def walk_everything(needles):
             elif stat.S_ISREG(mode) and entry.path not in installed:
                 try:
                     with open(entry.path, "rb") as stream:
-                        data = stream.read(4 * 1024 * 1024)
+                        data = stream.read(1024 * 1024)
                 except OSError:
                     continue
                 files += 1
