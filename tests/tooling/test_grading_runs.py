@@ -52,16 +52,16 @@ from tests.tooling.test_grading import (
 pytestmark = pytest.mark.provided
 
 
-# Every class of attack on grading, beside an honest submission, in every protected mode.
+# Every attack on what a worker can reach (files, processes, IPC, the grading environment),
+# beside an honest submission: what each protected mode must stop in its own way.
 ATTACKS = ("complete", "reads-hidden-tests-into-errors",
            "writes-into-the-output-and-other-students", "rewrites-the-judge-and-tests",
-           "leaves-processes-running", "signals-the-judge",
-           "writes-state-for-the-next-worker", "copies-the-installed-course",
-           "replays-the-arguments-it-saw", "writes-a-pth-file-into-site-packages",
-           "answers-tensors-and-lies-in-comparisons", "forges-answers-on-the-channel",
-           "answers-with-function-tags", "=SUM(1,2)")  # fmt: skip
-# Unprotected, a submission can read and change what the grading user can: only what the
-# judge decides alone is on trial (the verdicts, and what grading writes).
+           "leaves-processes-running", "signals-the-judge", "writes-state-for-the-next-worker",
+           "copies-the-installed-course", "replays-the-arguments-it-saw",
+           "writes-a-pth-file-into-site-packages")  # fmt: skip
+# Every attack on the verdicts and on what grading writes, which the judge alone decides in
+# every mode: graded unprotected (and isolated, in test_grading's batch), they hold anywhere.
+# Unprotected, a submission can read and change what the grading user can, so nothing else.
 VERDICTS = ("complete", "answers-tensors-and-lies-in-comparisons",
             "forges-answers-on-the-channel", "answers-with-function-tags", "=SUM(1,2)")  # fmt: skip
 CHOSEN = {
