@@ -379,8 +379,28 @@ def next_hint(exercise_id: str, root: Path | None = None, again: str | None = No
     lines.append(f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:")
     lines += [f"  {line}" for line in wrapped(hints[number - 1])]
     if number < len(hints):
-        again = again or f'check("{item.id}", hint=True)'
-        lines.append(f"({again} again for the next one.)")
+        lines.append(f"""({again or f'check("{item.id}", hint=True)'} again for the next one.)""")
+    if number > 1:  # the shell's command (`again`) has its own way to say it
+        every = (
+            again.replace("--hint", "--all-hints") if again else f'check("{item.id}", hint="all")'
+        )
+        lines.append(f"({every} shows the {number} so far again.)")
+    return lines
+
+
+def hints_so_far(exercise_id: str, root: Path | None = None) -> list[str]:
+    """The lines that show again every hint of an exercise this learner has seen, in order;
+    no new one is shown."""
+    item, root = exercise(exercise_id), root or course_root()
+    hints: tuple[str, ...] = HINTS.get(item.id, ())
+    seen = min(len(hints), max(0, hints_shown(root).get(item.id, 0)))
+    if not seen:
+        first = f'check("{item.id}", hint=True)'
+        return [f"No hint of exercise {item.id} has been shown yet: {first} shows the first."]
+    lines = []
+    for number, hint in enumerate(hints[:seen], start=1):
+        lines.append(f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:")
+        lines += [f"  {line}" for line in wrapped(hint)]
     return lines
 
 
@@ -391,9 +411,10 @@ def show_hint(
     out.writelines(f"{line}\n" for line in next_hint(exercise_id, root, again))
 
 
-def check(exercise_id: str | None = None, hint: bool = False) -> None:
+def check(exercise_id: str | None = None, hint: bool | str = False) -> None:
     """In a notebook: `check("2.1")` checks one exercise, `check("2.1", hint=True)` shows its
-    next hint, `check()` shows your progress."""
+    next hint, `check("2.1", hint="all")` every hint shown so far again, `check()` shows your
+    progress."""
     if exercise_id is None:
         if hint:
             print('Say which exercise the hint is for, for example check("2.1", hint=True).')
@@ -401,7 +422,9 @@ def check(exercise_id: str | None = None, hint: bool = False) -> None:
         progress()
         return
     try:
-        if hint:
+        if hint == "all":
+            print("\n".join(hints_so_far(exercise_id)))
+        elif hint:
             show_hint(exercise_id)
         else:
             check_exercise(exercise_id)

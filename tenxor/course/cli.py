@@ -17,6 +17,7 @@ The tenxor course tools.
 
 exercises:    tenxor check 2.1          run the tests of exercise 2.1 and explain the first failure
               tenxor check 2.1 --hint   the next hint for exercise 2.1
+              tenxor check 2.1 --all-hints   every hint of 2.1 shown so far, again
               tenxor check              progress table of every exercise
 diagrams:     tenxor draw --shape 3,4 --strides 1,3 -o layout.svg
               tenxor draw --tensor "arange(12).view(3, 4)" --view "x.T" -o transpose.svg
@@ -43,10 +44,13 @@ def root_of(arguments: argparse.Namespace) -> Path:
 
 
 def command_check(arguments: argparse.Namespace) -> int:
-    from .check import DONE, check_exercise, progress, show_hint
+    from .check import DONE, check_exercise, hints_so_far, progress, show_hint
     from .engine import use_the_shells_worker
 
     use_the_shells_worker()
+    if arguments.all_hints and arguments.exercise is not None:
+        print("\n".join(hints_so_far(arguments.exercise, root_of(arguments))))
+        return 0
     if arguments.hint:
         if arguments.exercise is None:
             raise ValueError("--hint needs an exercise id, for example: tenxor check 2.1 --hint")
@@ -208,6 +212,9 @@ def parser() -> argparse.ArgumentParser:
     check.add_argument("exercise", nargs="?", help="exercise id, e.g. 2.1 (omit for a table)")
     check.add_argument(
         "--hint", action="store_true", help="show the next hint for the exercise, run no tests"
+    )
+    check.add_argument(
+        "--all-hints", action="store_true", help="show again every hint shown so far, no new one"
     )
     course_option(check)
     check.set_defaults(run=command_check)

@@ -31,11 +31,13 @@ from tenxor.course.check import (
     NOT_STARTED,
     cases_by_test,
     check_exercise,
+    hints_so_far,
     next_hint,
     ordered_test_files,
     progress,
     public_test_options,
     summary_line,
+    wrapped,
 )
 from tenxor.course.engine import SEED_OPTION, Limits, Result, run_tests, warm
 from tenxor.course.engine.explain import comparison_in_words
@@ -267,6 +269,28 @@ def test_hints_are_revealed_one_at_a_time_and_remembered(tmp_path):
     assert remembered == {exercise_id: len(hints)}
     (tmp_path / HINTS_FILE).write_text(json.dumps({exercise_id: 1}), encoding="utf-8")
     assert any(f"hint 2 of {len(hints)}:" in line for line in next_hint(exercise_id, tmp_path))
+
+
+def test_the_hints_shown_so_far_can_be_read_again_without_a_new_one(tmp_path, capsys):
+    """check(id, hint="all") shows every hint seen so far, in order, and reveals no new one;
+    before any, it says how to see the first."""
+    exercise_id, hints = next((id, hints) for id, hints in HINTS.items() if len(hints) >= 3)
+    assert "No hint" in hints_so_far(exercise_id, tmp_path)[0]
+    next_hint(exercise_id, tmp_path)
+    second = next_hint(exercise_id, tmp_path)
+    assert any('hint="all") shows the 2 so far again' in line for line in second), second
+    again = "\n".join(hints_so_far(exercise_id, tmp_path))
+    first_words, second_words = (" ".join(wrapped(hint)[0].split()[:4]) for hint in hints[:2])
+    assert again.index(f"hint 1 of {len(hints)}:") < again.index(f"hint 2 of {len(hints)}:")
+    assert first_words in again and second_words in again
+    assert f"hint 3 of {len(hints)}" not in again
+    assert json.loads((tmp_path / HINTS_FILE).read_text()) == {exercise_id: 2}
+    shell = subprocess.run(
+        [sys.executable, "-m", "tenxor_shell.command", "check", exercise_id, "--all-hints"]
+        + ["--course", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert shell.returncode == 0 and shell.stdout.strip() == again, shell.stdout + shell.stderr
 
 
 def test_a_hint_for_an_unknown_exercise_lists_the_known_ones(tmp_path):
