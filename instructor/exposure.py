@@ -14,8 +14,8 @@ virtual environments' site-packages among them), their bytecode, and every zip o
 holding one. The check runs the way a worker starts: as root it takes a handle on each folder
 its imports come from, then becomes the worker's user and walks `/` and those folders.
 
-    secrets = course_secrets(course)              # as the instructor
-    why = exposure(secrets, uid, [course, *seen]) # None, or what a worker could read
+    secrets = course_secrets(course)                        # as the instructor
+    why = exposure(secrets, uid, [course, *closed], tree)   # None, or what it could read
 """
 
 from __future__ import annotations
