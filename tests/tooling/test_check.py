@@ -216,6 +216,14 @@ def test_two_sides_that_print_alike_are_never_shown_alike():
         assert said in " ".join(lines), lines
 
 
+def test_two_names_are_compared_whole_and_long_texts_by_their_first_difference():
+    """Type names (or any few words) differ as wholes: no letter-by-letter position; a long
+    text says where it first differs."""
+    assert comparison_in_words("list", "tuple") == ["'list' == 'tuple'"]
+    long_a, long_b = "x" * 50 + "a", "x" * 50 + "b"
+    assert "first difference at position 50" in " ".join(comparison_in_words(long_a, long_b))
+
+
 def test_an_error_in_provided_code_names_the_learners_function_and_what_it_returned(tmp_path):
     """A reduce kernel that swaps the group size and the number of groups returns fewer values
     than its shape holds; the mean built on it fails where provided code makes the tensor."""
