@@ -17,10 +17,34 @@ from typing import Any, ClassVar
 VALUE_CHARS = 120  # a value longer than this is shortened in the middle
 
 
+def subscript(part: slice) -> str:
+    """A slice as it is written between brackets: `::2`, `1:3`, `:`."""
+    text = ":".join("" if end is None else repr(end) for end in (part.start, part.stop))
+    return text if part.step is None else f"{text}:{part.step!r}"
+
+
+def readable(value: object) -> str:
+    """The repr of `value`, but slices written as between brackets (as keys are), also
+    inside a tuple or list of them.
+
+    >>> readable((slice(None, None, 2), 1))
+    '(::2, 1)'
+    """
+    if isinstance(value, slice):
+        return subscript(value)
+    if type(value) in (tuple, list) and any(isinstance(part, slice) for part in value):
+        inner = ", ".join(readable(part) for part in value)
+        if type(value) is list:
+            return f"[{inner}]"
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    return repr(value)
+
+
 def shown(value: object, limit: int = VALUE_CHARS) -> str:
-    """The repr of `value` on one line, shortened in the middle when it is long."""
+    """The repr of `value` on one line (slices as keys are written), shortened in the middle
+    when it is long."""
     try:
-        text = repr(value)
+        text = readable(value)
         text = " ".join(text.split()) if "\n" in text else text  # a str keeps its spaces
     except Exception as error:  # noqa: BLE001 - a broken __repr__ is the learner's to fix
         text = f"<{type(value).__name__} whose repr raised {type(error).__name__}>"

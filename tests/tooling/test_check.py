@@ -224,6 +224,20 @@ def test_two_names_are_compared_whole_and_long_texts_by_their_first_difference()
     assert "first difference at position 50" in " ".join(comparison_in_words(long_a, long_b))
 
 
+def test_a_key_in_a_report_is_written_as_between_brackets():
+    """A slice in a call reads as it is written in a key (::2, 1:, :), alone or in a tuple."""
+    from tenxor.course.engine.explain import call_of
+
+    def select(layout: str, key: object) -> None:
+        """A function taking a key, as the indexing exercises do."""
+
+    keys = [(slice(None, None, 2), "::2"), ((slice(1, None), 0), "(1:, 0)"),
+            ((slice(None), slice(None, None, -1)), "(:, ::-1)"),
+            ((slice(3, 5),), "(3:5,)")]  # fmt: skip
+    for key, written in keys:
+        assert call_of(select, ("L", key), {}) == f"select(layout='L', key={written})"
+
+
 def test_an_error_in_provided_code_names_the_learners_function_and_what_it_returned(tmp_path):
     """A reduce kernel that swaps the group size and the number of groups returns fewer values
     than its shape holds; the mean built on it fails where provided code makes the tensor."""
