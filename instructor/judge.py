@@ -48,8 +48,8 @@ from tenxor.course.catalog import (
     EXERCISE_MODULES,
     RECORDS,
     Exercise,
+    is_hidden_test,
     prerequisites,
-    public_tests,
 )
 from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import shown
@@ -60,7 +60,6 @@ PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its functi
 # The exercise whose test is running (only its function's calls go to the worker), and
 # whether the test is hidden (a worker serves public tests or hidden ones, never both).
 RUNNING: dict[str, Any] = {"exercise": None, "hidden": False}
-PUBLIC_FILES = frozenset(public_tests())
 CROSSED: set[str] = set()  # the exercises whose functions the running test called in the worker
 CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
 
@@ -189,8 +188,7 @@ def calls_made(proxies: dict[str, Any]) -> list[Call]:
 
 
 def is_hidden(item: pytest.Item) -> bool:
-    """Whether a test is hidden: in any file but the catalog's public test files."""
-    return item.nodeid.split("::")[0] not in PUBLIC_FILES
+    return is_hidden_test(item.nodeid)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode, protections_in_words
-from tenxor.course.catalog import BY_ID, CATALOG, Exercise, public_tests
+from tenxor.course.catalog import BY_ID, CATALOG, Exercise, is_hidden_test
 from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run, short_name
 from tenxor.course.failure import Failure
@@ -18,7 +18,6 @@ from .credit import DEFAULT_CREDIT, Credit, part_scores, scored_in_words
 from .intake import Assembly
 
 ENTRY_OUTPUT_CHARS = 3000
-PUBLIC_FILES = frozenset(public_tests())  # the catalog's public test files
 OUTCOME_FIELD_CHARS = 1000  # a text field of a failure record in extra_data["outcomes"]
 
 
@@ -71,7 +70,7 @@ def exercise_entries(
     """The Gradescope test entries of one exercise: its public tests and its hidden tests,
     scored by the `credit` rule; their scores add up to what the exercise earns."""
     entries, problem = [], assembly.problem_of(item.path)
-    parts = [[test for test in tests if is_hidden(test) == hidden] for hidden in (False, True)]
+    parts = [[test for test in tests if is_hidden_test(test) == hidden] for hidden in (False, True)]
     outcomes = [{test: is_pass(run.results.get(test)) for test in part} for part in parts]
     scores = part_scores(credit, item.points, outcomes)
     every_test_passed = all(all(part.values()) for part in outcomes)
@@ -108,12 +107,6 @@ def exercise_entries(
             }
         )
     return entries
-
-
-def is_hidden(test: str) -> bool:
-    """Whether a test (by its node id) is hidden: in any file but the catalog's public test
-    files (a hidden file the catalog does not list is hidden too)."""
-    return test.split("::")[0] not in PUBLIC_FILES
 
 
 def is_pass(result: Result | None) -> bool:
@@ -182,7 +175,7 @@ def outcomes_of(expected: dict[str, str], run: Run) -> dict[str, dict[str, Any]]
         outcome = {
             "exercise": exercise_id,
             "passed": passed,
-            "hidden": is_hidden(test),
+            "hidden": is_hidden_test(test),
             "reason": "" if passed else reason(result),
         }
         if not passed and result is not None and result.unfinished:

@@ -203,6 +203,15 @@ def public_tests() -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for c in CHAPTERS for f in c.tests)) + COURSE_TESTS
 
 
+PUBLIC_TEST_FILES = frozenset(public_tests())
+
+
+def is_hidden_test(node_id: str) -> bool:
+    """Whether a test (by its pytest node id) is hidden: in any file but the public test
+    files (a hidden file this catalog does not list is hidden too)."""
+    return node_id.split("::")[0] not in PUBLIC_TEST_FILES
+
+
 def hidden_tests() -> tuple[str, ...]:
     """Every hidden test file of the course (never released), each once."""
     return tuple(dict.fromkeys(f for c in CHAPTERS for f in c.hidden)) + COURSE_HIDDEN
