@@ -86,14 +86,17 @@ class Secrets:
     def held_in(self, name: str, data: bytes) -> str | None:
         """What secret a file named `name` holding `data` holds, if any."""
         if name.endswith(".pyc"):
-            return self.held_in_bytecode(name.split(".", 1)[0] + ".py", data)
+            return self.held_in_bytecode(source_of(name), data)
         return self.held_in_text(data.decode("utf-8", errors="replace"))
 
     def may_hold(self, name: str) -> bool:
         """Whether a file of this name could be one of the course's, or its bytecode."""
-        if name.endswith(".pyc"):
-            return name.split(".", 1)[0] + ".py" in self.names
-        return name in self.names
+        return (source_of(name) if name.endswith(".pyc") else name) in self.names
+
+
+def source_of(bytecode_name: str) -> str:
+    """The module file a .pyc file was compiled from: storage.cpython-311.pyc -> storage.py."""
+    return bytecode_name.split(".", 1)[0] + ".py"
 
 
 def code_objects(code: CodeType) -> Iterator[CodeType]:
