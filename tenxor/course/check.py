@@ -376,8 +376,7 @@ def next_hint(exercise_id: str, root: Path | None = None, again: str | None = No
     else:
         number = len(hints)
         lines = [f"That was the last hint for exercise {item.id}; here it is again."]
-    lines.append(f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:")
-    lines += [f"  {line}" for line in wrapped(hints[number - 1])]
+    lines += hint_lines(item, hints, number)
     if number < len(hints):
         lines.append(f"""({again or f'check("{item.id}", hint=True)'} again for the next one.)""")
     if number > 1:  # the shell's command (`again`) has its own way to say it
@@ -397,11 +396,14 @@ def hints_so_far(exercise_id: str, root: Path | None = None) -> list[str]:
     if not seen:
         first = f'check("{item.id}", hint=True)'
         return [f"No hint of exercise {item.id} has been shown yet: {first} shows the first."]
-    lines = []
-    for number, hint in enumerate(hints[:seen], start=1):
-        lines.append(f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:")
-        lines += [f"  {line}" for line in wrapped(hint)]
-    return lines
+    return [line for number in range(1, seen + 1) for line in hint_lines(item, hints, number)]
+
+
+def hint_lines(item: Exercise, hints: tuple[str, ...], number: int) -> list[str]:
+    """Hint `number` (from 1) of an exercise: a heading that says which of how many, then
+    its text."""
+    heading = f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:"
+    return [heading, *(f"  {line}" for line in wrapped(hints[number - 1]))]
 
 
 def show_hint(
