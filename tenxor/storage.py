@@ -76,10 +76,15 @@ def numel(shape: Sequence[int]) -> int:
 
 
 def round_to_bfloat16(bits32: int) -> int:
-    """The bfloat16 bit pattern nearest to the float32 with bit pattern `bits32`.
+    """The bfloat16 bit pattern nearest to the float32 with bit pattern `bits32`, as an int.
 
-    bfloat16 keeps the top 16 bits of a float32 (sign, 8 exponent bits, 7 mantissa bits).
-    The dropped 16 bits round to nearest, ties to even; a NaN stays a NaN.
+    bfloat16 keeps the top 16 bits of a float32 (sign, 8 exponent bits, 7 fraction bits): the
+    same range as float32 in half the bytes. The 16 bits it drops round to nearest, ties to the
+    even pattern, as ml_dtypes rounds, so that rounding errors do not all lean one way; a carry
+    into the exponent is right (the largest float32 values become infinity). A NaN gives a
+    bfloat16 NaN (exponent bits all ones, fraction not 0), never infinity; any NaN pattern will
+    do.
+
     Raises ValueError if `bits32` is not a 32-bit pattern (0 to 2**32 - 1); the message names
     `bits32` in decimal, for example: `4294967296 is not a 32-bit pattern`.
     """

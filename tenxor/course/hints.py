@@ -21,17 +21,21 @@ HINTS: dict[str, tuple[str, ...]] = {
         "bfloat16 keeps the upper 16 bits of a float32 pattern. Try 0x3F808000 by hand: what "
         "is the upper half, what is the dropped half, and is the dropped half exactly one half "
         "of the last bit you keep?",
-        "Split the pattern with a right shift by 16 and a mask of the low 16 bits. Compare the "
-        "dropped half with 0x8000, the half-way point: above it rounds up, below it rounds "
-        "down, and exactly on it the last bit of the upper half decides (ties go to even).",
-        "Rounding up adds 1 to the upper half, and that may carry into the exponent: let it. "
-        "That is how a value just below a power of two rounds up to it, and how the largest "
-        "float32 values become infinity. Check the range first: below 0, or 2**32 and above, "
-        "raises ValueError naming the number.",
-        "A NaN has its 8 exponent bits (bits 23 to 30) all ones and its 23 fraction bits not "
-        "all zero. If its only fraction bits sit in the dropped half, rounding gives infinity. "
-        "So test for NaN before rounding, and answer with the upper half with fraction bit "
-        "0x0040 switched on: a quiet NaN with the same sign.",
+        "The tests try dropped halves just below, exactly at and just above the half-way point "
+        "0x8000, after even and after odd upper halves, with either sign; values just below a "
+        "power of two and the largest float32 (whose rounding carries into the exponent, up to "
+        "infinity); subnormals, zeros and infinities; and -1 and 2**32, which must raise "
+        "ValueError naming the number.",
+        "Every kind of NaN comes too: the 8 exponent bits (bits 23 to 30) all ones and the 23 "
+        "fraction bits not all zero. Rounded like a number, a NaN whose only fraction bits sit "
+        "in the dropped half becomes infinity, and one with every fraction bit set carries into "
+        "the sign. So recognise a NaN before rounding and answer a bfloat16 NaN.",
+        "Plan: refuse bits32 outside 0 <= bits32 < 2**32 first. A NaN has (bits32 >> 23) & 0xFF "
+        "equal to 0xFF and bits32 & 0x7FFFFF not 0; answer (bits32 >> 16) | 0x0040 for it, the "
+        "quiet NaN with the same sign. Otherwise the upper half is bits32 >> 16 and the dropped "
+        "half bits32 & 0xFFFF: add 1 to the upper half when the dropped half is above 0x8000, "
+        "or equal to 0x8000 while the upper half is odd (its lowest bit, & 1, is 1), and return "
+        "it; a carry needs no special case.",
     ),
     "1.3": (
         "A stride counts the elements one step along a dim skips. How many bytes do that many "
