@@ -171,11 +171,14 @@ def index_to_offset(index: Sequence[int], layout: Layout) -> int:
 
 
 def offset_to_index(offset: int, shape: Sequence[int]) -> Index:
-    """The index of the element at `offset` in a contiguous row-major tensor of `shape`
-    (storage offset 0): the inverse of index_to_offset.
+    """The index (a tuple) of the element at `offset` in a contiguous row-major tensor of
+    `shape` whose storage offset is 0: the inverse of index_to_offset for such a tensor, which
+    says which element a place in storage holds. The 0-d shape () holds one element, at offset
+    0, and its index is ().
 
-    Raises IndexError if `offset` is not in 0 to numel - 1; the message names the offset and
-    the shape (as a tuple), for example: `offset 6 is out of range for shape (2, 3)`.
+    Raises IndexError if `offset` is not in 0 to numel - 1 (a shape with a size-0 dim holds no
+    element, so it refuses every offset); the message names the offset and the shape (as a
+    tuple), for example: `offset 6 is out of range for shape (2, 3)`.
     """
     # BEGIN SOLUTION 2.4
     count = 1
@@ -225,10 +228,12 @@ def next_index(index: Sequence[int], shape: Sequence[int]) -> Index | None:
 
 
 def is_contiguous(layout: Layout) -> bool:
-    """True when the layout reads its elements in row-major order from consecutive offsets.
+    """True when the layout reads its elements in row-major order from consecutive offsets (its
+    storage offset, the next offset, and so on), False otherwise: such a tensor can be run
+    through, or handed on, as one block of storage.
 
     Dims of size 1 never move, so their strides do not matter; a tensor with no elements is
-    contiguous. The storage offset does not matter either.
+    contiguous, whatever its strides. The storage offset does not matter either.
     """
     # BEGIN SOLUTION 2.6
     if 0 in layout.shape:

@@ -52,9 +52,11 @@ HINTS: dict[str, tuple[str, ...]] = {
         "(0, 1, 0)? And (1, 0, 0)?",
         "Each dim's stride is the product of the sizes after it: walk the shape from the right "
         "with a running product that starts at 1. The 0-d shape () has no strides: ().",
-        "A size-0 dim counts as size 1 in the running product, as in NumPy: (2, 0, 3) gives "
-        "(3, 3, 1), not (0, 3, 1). A size-1 dim still gets its stride. Collecting the strides "
-        "right to left means reversing them at the end; return a tuple.",
+        "A size-0 dim counts as size 1 in the running product, as in PyTorch: (2, 0, 3) gives "
+        "(3, 3, 1), not (0, 3, 1). (A fresh NumPy array of that shape reports strides of 0 "
+        "instead: no element is read, so both are valid, and the tests follow PyTorch.) A "
+        "size-1 dim still gets its stride. Collecting the strides right to left means reversing "
+        "them at the end; return a tuple.",
     ),
     "2.2": (
         "Column-major is row-major seen in a mirror: now the first dim moves fastest. For shape "
@@ -79,12 +81,13 @@ HINTS: dict[str, tuple[str, ...]] = {
     "2.4": (
         "This undoes 2.3 for a row-major tensor at storage offset 0. Try offset 47 in shape "
         "(3, 4, 5) by hand: how many whole rows of 5 fit in 47, and how much is left over?",
-        "Peel the dims off from the right: the remainder of the offset divided by the last size "
-        "is the last entry of the index, and the quotient carries on to the dim before it. "
-        "divmod gives both at once.",
         "Count the elements first and refuse an offset below 0 or not below that count: a shape "
         "with a size-0 dim holds none, so every offset is refused. The 0-d shape holds one "
-        "element, and offset 0 gives the empty index ().",
+        "element, and offset 0 gives the empty index (). Size-1 dims and a list shape come too.",
+        "Plan: peel the dims off from the right. For each size, from the last to the first, "
+        "divmod(offset, size) gives the quotient and the remainder: the remainder is that dim's "
+        "entry, and the quotient, the whole rows before it, goes on as the offset for the dim "
+        "to its left. The entries come out last first: reverse them, and return a tuple.",
     ),
     "2.5": (
         "Think of an odometer: the last wheel turns; when it passes its size it goes back to 0 "
@@ -102,11 +105,13 @@ HINTS: dict[str, tuple[str, ...]] = {
         "freedoms: the storage offset does not matter, and neither do the strides of size-1 "
         "dims. Is Layout((2, 1, 3), (3, 99, 1)) contiguous? And Layout((3, 2), (1, 3))?",
         "A layout with a size-0 dim has no elements and counts as contiguous, whatever its "
-        "strides. A 0-d layout is contiguous too.",
-        "Walk from the last dim with an expected stride that starts at 1. Skip the size-1 dims; "
-        "every other dim must have exactly the expected stride, after which the expected stride "
-        "grows by that dim's size. A negative stride, or stride 0 on a dim bigger than 1, is "
-        "never contiguous.",
+        "strides. A 0-d layout is contiguous too. The tests also try negative strides, stride "
+        "0, offsets other than 0, and NumPy's verdict on random layouts.",
+        "Plan: return True at once when a size is 0. Then walk the dims from the last to the "
+        "first with an expected stride that starts at 1: skip a size-1 dim; any other dim whose "
+        "stride is not the expected one gives False; after each dim, multiply the expected "
+        "stride by its size. A negative stride, or stride 0 on a dim bigger than 1, then fails "
+        "by itself.",
     ),
     # Chapter 3: views
     "3.1": (
