@@ -114,7 +114,7 @@ def test_contiguous_strides_of_a_list_shape():
 
 @pytest.mark.exercise("2.1")
 @pytest.mark.parametrize("shape", SIZE_0_SHAPES, ids=str)
-def test_contiguous_strides_with_a_size_0_dim_match_numpy(shape):
+def test_contiguous_strides_count_a_size_0_dim_as_1(shape):
     """A size-0 dim counts as size 1 (PyTorch's convention), so the strides are NumPy's
     C-order strides of the shape with every 0 replaced by 1. (A new NumPy array of a size-0
     shape has all-zero strides instead; no element is ever read, so both are valid.)"""
@@ -155,7 +155,7 @@ def test_column_major_strides_are_not_row_major_strides():
 
 @pytest.mark.exercise("2.2")
 @pytest.mark.parametrize("shape", SIZE_0_SHAPES, ids=str)
-def test_column_major_strides_with_a_size_0_dim_match_numpy(shape):
+def test_column_major_strides_count_a_size_0_dim_as_1(shape):
     """A size-0 dim counts as size 1, as for row-major strides: NumPy's F-order strides of the
     shape with every 0 replaced by 1."""
     expected = numpy_strides(sizes_at_least_1(shape), "F")
