@@ -217,9 +217,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "other sizes in the column must all be equal; the column's result is that size, or 1 "
         "when there is none. No shapes, or only 0-d ones, broadcast to ().",
         "Size 0 is an ordinary size: it meets 1 and 0, not 3. A negative size raises ValueError "
-        "naming it. A clash names every shape in the order given, then the two sizes that meet, "
-        "the earlier shape's first: keep the size the column holds so far and compare each "
-        "next size that is not 1 with it.",
+        "naming it. A clash raises ValueError naming every shape and the two sizes that meet, "
+        "in any order and any words. Plan: keep the size the column holds so far and compare "
+        "each next size that is not 1 with it.",
     ),
     "4.2": (
         "Expanding moves no data: index (0, ..., 0) still reads the storage offset, and a "
