@@ -150,12 +150,25 @@ def combine_fold_values(
     with `combine` (one element of each operand, in order), and fold each group of combined
     elements along `dims` (None: all dims of the broadcast shape) with `fold`.
 
-    `operands` holds (data, layout) pairs, one or more. `fold` is called once per output
-    element with an iterator over its group's combined elements, in row-major order of the
-    reduced dims; the kernel combines an element only when `fold` asks for it, so no more than
-    one group is ever in the making and the combined tensor never exists. `sum`, `max`, `min`
-    and `math.fsum` are folds. Returns the result's shape (the broadcast shape with the reduced
-    dims removed, or kept as size 1 when `keepdim`) and its values in row-major order:
+    `operands` holds (data, layout) pairs, one or more. The dims split the broadcast shape in
+    two: an index of the kept dims is one output element, and the reduced dims under it walk
+    that element's group. The kernel walks the output elements in row-major order of the kept
+    dims, and for each one:
+
+    - its group starts, in each operand, at the offset of the element whose reduced indices
+      are all 0;
+    - from there the group is a series of rows along the last reduced dim, and each operand's
+      row is read from its storage in one step (read_row, in tenxor/row_major.py, reads one)
+      when `fold` reaches that row: never one element at a time, never a row ahead;
+    - `fold` is called once with an iterator over the group's combined elements, in row-major
+      order of the reduced dims, and `combine` makes each element only when `fold` takes it:
+      a running fold. No list of a group is ever built (not even to hand `fold` an iterator
+      over it), let alone of the broadcast shape, and a fold that stops early (`any`) leaves
+      the rest of its group uncombined.
+
+    `sum`, `max`, `min`, `any` and `math.fsum` are folds; an empty group is folded too (`sum`
+    gives 0). Returns the result's shape (the broadcast shape with the reduced dims removed,
+    or kept as size 1 when `keepdim`) and its values in row-major order:
 
     >>> a = (list(range(6)), Layout((2, 3), (3, 1)))    # [[0, 1, 2], [3, 4, 5]]
     >>> b = ([10, 20, 30], Layout((3,), (1,)))          # [10, 20, 30], broadcast over rows

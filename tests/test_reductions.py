@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import operator
+import tracemalloc
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -769,15 +770,22 @@ def test_combine_fold_values_over_size_zero_and_size_one_dims(shape_a, shape_b, 
     expect(f"values of the result {over}", values, expected.ravel().tolist(), rule)
 
 
+def walked_operands() -> list[Case]:
+    """A (2, 3, 4) tensor stored transposed and a (3, 1) column, for the tests that watch the
+    walk: its groups over one dim, several or all have rows of 3 or 4 elements."""
+    a = transposed_case(np.arange(24).reshape(2, 3, 4) % 7 - 3)
+    return [a, contiguous_case(np.array([[2], [-1], [3]]))]
+
+
 @pytest.mark.exercise("5.4")
 @pytest.mark.parametrize("dims", [-1, 1, (0, 2), None])
-def test_combine_fold_values_folds_each_group_as_it_combines(dims):
-    """A counting combine and a recording fold, on a (2, 3, 4) tensor and a (3, 1) column: fold
-    is called once per output element with an iterator (not a list) over its group; when it
-    is called for output element g, combine has run at most (g + 1) * group size times, and
-    exactly that once fold has taken the whole group. The combined tensor never exists."""
-    a = transposed_case(np.arange(24).reshape(2, 3, 4) % 7 - 3)
-    b = contiguous_case(np.array([[2], [-1], [3]]))
+def test_combine_fold_values_combines_each_element_as_fold_takes_it(dims):
+    """A counting combine and a fold that notes, as it takes each element, how often combine
+    has run: fold is called once per output element with an iterator over its group, and
+    combine makes element k + 1 of a group only after fold has taken element k. A kernel that
+    combines a whole group into a list first (and hands fold an iterator over it) holds the
+    group; this is what the fused kernel never does."""
+    a, b = walked_operands()
     calls = 0
 
     def counting_mul(x, y):
@@ -785,36 +793,152 @@ def test_combine_fold_values_folds_each_group_as_it_combines(dims):
         calls += 1
         return x * y
 
-    handed = []  # per call of fold: (what it got, combine's calls before, its elements, after)
+    handed = []  # per call of fold: what it got, combine's calls then, and as it took each
 
-    def recording_sum(group):
-        before = calls
-        elements = list(group) if isinstance(group, Iterator) else group
-        handed.append((group, before, list(elements), calls))
+    def noting_sum(group):
+        before, made, elements = calls, [], []
+        for element in group:
+            made.append(calls)
+            elements.append(element)
+        handed.append((group, before, made, elements))
         return sum(elements)
 
-    shape, values = combine_fold_values(counting_mul, recording_sum, data_of([a, b]), dims)
+    shape, values = combine_fold_values(counting_mul, noting_sum, data_of([a, b]), dims)
     groups = groups_of(a.array * b.array, dims)
     size = len(groups[0])
     expected = products_summed([a.array, b.array], dims, False)
     expect("values of the result", values, expected.ravel().tolist(), "sums of the products")
     rule = "fold is called once per output element"
     expect("number of calls of fold", len(handed), len(groups), rule)
-    for g, (group, before, elements, after) in enumerate(handed):
+    rule = "combine makes each element when fold takes it: element k + 1 only after fold took k"
+    for g, (group, before, made, elements) in enumerate(handed):
         if not isinstance(group, Iterator):
-            got = Words(f"a {type(group).__name__}")
-            rule = "fold gets an iterator: combine runs as fold takes the elements, never ahead"
-            raise Mismatch(f"what fold got for output element {g}", got, Words("an iterator"), rule)
-        if before > (g + 1) * size:
-            due = Words(f"at most {(g + 1) * size} ({g + 1} groups of {size})")
-            rule = "only the group being folded is combined; the combined tensor never exists"
-            what = f"calls of combine when fold was called for output element {g}"
-            raise Mismatch(what, before, due, rule)
-        rule = "each element is combined once, when fold takes it"
-        what = f"calls of combine once fold had taken group {g}"
-        expect(what, after, (g + 1) * size, rule)
+            got, due = Words(f"a {type(group).__name__}"), Words("an iterator")
+            why = "fold gets an iterator: combine runs as fold takes the elements"
+            raise Mismatch(f"what fold got for output element {g}", got, due, why)
+        what = f"calls of combine when fold was called for output element {g}"
+        expect(what, before, g * size, f"{g} groups of {size} before it; {rule}")
+        for k, count in enumerate(made):
+            what = f"calls of combine when fold took element {k} of output element {g}"
+            expect(what, count, g * size + k + 1, f"{g} groups of {size} and {k + 1}; {rule}")
         rule = "combine(a's element, b's element) in row-major order of the reduced dims"
         expect(f"elements fold got for output element {g}", tuple(elements), groups[g], rule)
+
+
+class CountedStorage(Sequence):
+    """A storage's elements that count each read of them in `reads` (a one-element list that
+    several storages share): one call of data[...] reads one element (data[5]) or one row
+    (data[2:14:3]); iterating reads element by element."""
+
+    def __init__(self, values: list, reads: list[int]) -> None:
+        self.values, self.reads = values, reads
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, key):
+        self.reads[0] += 1
+        return self.values[key]
+
+
+@pytest.mark.exercise("5.4")
+@pytest.mark.parametrize("dims", [-1, 1, (0, 2), None])
+def test_combine_fold_values_reads_a_row_at_a_time_as_fold_reaches_it(dims):
+    """Storage that counts its reads, and a fold that notes them as it takes each element: a
+    group is read a row at a time, one read of each operand's storage (data[start:stop:step],
+    as read_row does) for the elements along the last reduced dim, and only once fold reaches
+    that row. A kernel that reads every element's offset reads the storage once per element;
+    one that reads a whole group first reads every row of it before fold takes anything."""
+    operands = walked_operands()
+    counted = [0]  # the reads of every operand's storage so far
+    data = [(CountedStorage(values, counted), layout) for values, layout in data_of(operands)]
+    taken = []  # per call of fold: the reads so far as it took each of its elements
+
+    def noting_sum(group):
+        reads, elements = [], []
+        for element in group:
+            reads.append(counted[0])
+            elements.append(element)
+        taken.append(reads)
+        return sum(elements)
+
+    shape, values = combine_fold_values(operator.mul, noting_sum, data, dims)
+    expected = products_summed([case.array for case in operands], dims, False)
+    expect("values of the result", values, expected.ravel().tolist(), "sums of the products")
+    broadcast = np.broadcast_shapes(*(case.array.shape for case in operands))
+    reduced = reduced_dims(dims, len(broadcast))
+    row = broadcast[reduced[-1]]  # the elements along the last reduced dim
+    rows = math.prod(broadcast[d] for d in reduced) // row  # the rows of a group
+    count = len(operands)
+    where = f"rows of {row} along dim {reduced[-1]}, {rows} to a group"
+    rule = (
+        "each operand's row is read in one step (read_row), when fold reaches it: "
+        "never element by element, never a row ahead"
+    )
+    expect("number of calls of fold", len(taken), len(expected.ravel()), "one per output")
+    for g, reads in enumerate(taken):
+        for k, got in enumerate(reads):
+            begun = g * rows + k // row + 1  # the rows fold has reached, this one included
+            if got > count * begun:
+                what = (
+                    f"reads of the operands' storage when fold took element {k} of output "
+                    f"element {g}"
+                )
+                rows_begun = "1 row" if begun == 1 else f"{begun} rows"
+                due = Words(f"at most {count * begun} (one per operand for each of the "
+                            f"{rows_begun} begun; {where})")  # fmt: skip
+                raise Mismatch(what, got, due, rule)
+    total = counted[0]
+    if total > count * rows * len(taken):
+        what = "reads of the operands' storage in all"
+        due = Words(f"at most {count * rows * len(taken)} ({count} operands, {len(taken)} "
+                    f"groups of {rows} rows; {where})")  # fmt: skip
+        raise Mismatch(what, total, due, rule)
+
+
+def peak_bytes(call) -> int:
+    """The most memory Python held at once during call(), beyond what it held before."""
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+
+
+@pytest.mark.exercise("5.4")
+def test_combine_fold_values_holds_nothing_the_size_of_a_group_of_a_million():
+    """One group of 1000 x 1000 elements, folded by any: a row of 1000 read 1000 times times
+    a column stretched along the rows (stride 0 along one dim each), reduced over both dims.
+    any stops at the first true product, the 3000th; a kernel that combines each element as
+    fold takes it makes 3000 products, holding one at a time, so the peak memory of the call
+    stays far below what a list of the group takes (8 bytes per element). The answer is
+    NumPy's."""
+    n = 1000
+    row_values = [0] * (n - 1) + [1]  # only the last element of each row is 1
+    column_values = [0, 0] + [1] * (n - 2)  # rows 0 and 1 are all 0
+    row = (row_values, Layout((n, n), (0, 1)))  # row[i, j] = row_values[j]
+    column = (column_values, Layout((n, n), (1, 0)))  # column[i, j] = column_values[i]
+    products = np.outer(column_values, row_values)
+    expected = ((), [bool(np.any(products))])
+    combine_fold_values(operator.mul, any, [row, column], None)  # anything imported once
+    results = []
+    peak = peak_bytes(
+        lambda: results.append(combine_fold_values(operator.mul, any, [row, column], None))
+    )
+    rule = "np.any of the broadcast products: the first true one is at [2, 999]"
+    expect("combine_fold_values(operator.mul, any, [row, column])", results[0], expected, rule)
+    limit = n * n  # one byte per element of the group
+    if peak > limit:
+        what = f"peak memory while folding one group of {n * n} elements, in bytes"
+        due = Words(f"below {limit} (a list of the group alone takes {8 * n * n})")
+        rule = "fold takes each combined element as it is made: no list of a group is held"
+        raise Mismatch(what, peak, due, rule)
 
 
 @pytest.mark.exercise("5.4")
