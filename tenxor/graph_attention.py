@@ -268,10 +268,13 @@ def attention_logits(
     receiver: Tenxor, sender: Tenxor, attention: Tenxor, slope: float = SLOPE
 ) -> Tenxor:
     """The [B, N, N, H] logits e[b, i, j, h] = attention[h] . LeakyReLU(receiver[b, i, h] +
-    sender[b, j, h]), for every pair of nodes i, j.
+    sender[b, j, h]): head h's score for node i of graph b listening to node j, for every
+    pair of nodes i, j (the mask comes later, in attention_weights).
 
     `receiver` and `sender` are [B, N, H, DA] (the projections of the nodes), `attention` is
-    [H, DA]; LeakyReLU multiplies negative values by `slope`.
+    [H, DA]; LeakyReLU multiplies negative values by `slope`. Only the logits need storing:
+    fold over the DA features as you combine them (feature_score(slope) scores one feature),
+    never holding a [B, N, N, H, DA] tensor of the pairs.
     """
     # BEGIN SOLUTION 6.3
     # [B, N, 1, H, DA], [B, 1, N, H, DA] and [H, DA] meet at [b, i, j, h, :]: the fused kernel
@@ -284,9 +287,12 @@ def attention_logits(
 
 def attention_weights(logits: Tenxor, attends: Tenxor) -> Tenxor:
     """The [B, N, N, H] weights alpha: for each b, i and head h, a softmax of the logits over
-    the nodes j where attends[b, i, j] holds, 0 elsewhere (all 0 where i attends to none).
+    the nodes j where attends[b, i, j] holds, 0 elsewhere (all 0, not nan, where i attends to
+    none). They say how much of what node i receives comes from each j, and add up to 1.
 
-    `logits` is [B, N, N, H], `attends` [B, N, N] bool. Large logits must not overflow.
+    `logits` is [B, N, N, H], `attends` [B, N, N] bool, one mask for every head. Logits in the
+    thousands must give finite weights, and a masked-out logit, however large, changes
+    nothing.
     """
     # BEGIN SOLUTION 6.4
     return logits.masked_softmax(attends.unsqueeze(-1), dim=2)

@@ -412,26 +412,29 @@ HINTS: dict[str, tuple[str, ...]] = {
         "You need a score for every pair (i, j): receiver[b, i, h] and sender[b, j, h] meet "
         "at [b, i, j, h, :]. As in the outer product of 6.2, put node i and node j on "
         "different dims and let broadcasting pair them; then fold over the DA features.",
-        "receiver with a size-1 dim after its node dim is [B, N, 1, H, DA] (i along dim 1); "
-        "sender with a size-1 dim before its node dim is [B, 1, N, H, DA] (j along dim 2); "
-        "attention [H, DA] broadcasts against the last two dims. Use the slope you are given: "
-        "the tests try several, and 0.2 when none is given.",
+        "The tests try several B, N, H and DA, among them N equal to H, where a dim in the wrong "
+        "place raises nothing and gives wrong numbers; receivers and senders that differ, so "
+        "swapping i and j shows; the slopes 0, 0.2, 0.5 and 1; and no slope at all, which "
+        "means 0.2.",
         "A sum of the pairs, its leaky_relu and its product with attention would each be a "
         "[B, N, N, H, DA] tensor. Your fused kernel needs none of them: combine_fold with the "
         "three operands and a combine that scores one feature, feature_score(slope).",
-        "Recipe: combine_fold on receiver with a size-1 dim at 2, with feature_score(slope) as "
-        "combine and sender with a size-1 dim at 1 and attention as the other operands, "
-        "folding dim -1. That is [B, N, N, H].",
+        "Recipe: receiver.unsqueeze(2) is [B, N, 1, H, DA] (i along dim 1), "
+        "sender.unsqueeze(1) is [B, 1, N, H, DA] (j along dim 2), and attention [H, DA] "
+        "broadcasts against the last two dims. Call combine_fold on receiver.unsqueeze(2), "
+        "with feature_score(slope) as the combine and sender.unsqueeze(1) and attention as "
+        "the other operands, folding dim=-1: that is [B, N, N, H].",
     ),
     "6.4": (
         "For each b, i and h the weights are a softmax over j, dim 2 of the logits, taken only "
         "where attends[b, i, j] holds. Chapter 5 has a softmax over part of a group.",
-        "The mask is [B, N, N] and the logits [B, N, N, H]: give the mask a size-1 dim at its "
-        "end and it covers every head. A row where i listens to nobody must give zeros, not "
-        "nan, and logits in the thousands must not overflow; chapter 5's masked softmax "
-        "already does both.",
-        "Recipe: the logits' masked_softmax along dim 2, with attends unsqueezed at its last "
-        "dim as the mask.",
+        "The tests try 1 and 3 heads, a row where i listens to nobody (all zeros, not nan), "
+        "logits in the thousands, and a masked-out logit larger than every kept one. The mask "
+        "is [B, N, N] and the logits [B, N, N, H]: lined up from the right, the mask's dims "
+        "would meet the wrong ones of the logits. It has to cover every head.",
+        "Recipe: the logits' masked_softmax along dim=2, with attends.unsqueeze(-1), which is "
+        "[B, N, N, 1], as the mask. Chapter 5's masked softmax already gives zeros to a row "
+        "with nothing kept and never overflows.",
     ),
     "6.5": (
         "Fix a graph b and a head h: the sum over j of alpha[b, i, j, h] * sender[b, j, h] is "
