@@ -307,54 +307,59 @@ HINTS: dict[str, tuple[str, ...]] = {
         "compare the same way.",
     ),
     "5.4": (
-        "Take the answer one output element at a time. Once every operand is broadcast to one "
-        "shape, an output element is an index of the kept dims and its group is every index of "
-        "the reduced dims under it. If the reduced dims were the last dims of every operand, "
-        "how would you find where a group starts, and how would you step through it?",
-        "No operands at all is a ValueError naming the count, 0: check that first. "
-        "broadcast_shapes (4.1) of the operands' shapes gives the shape and refuses shapes that "
-        "do not fit; normalize_dims gives the reduced dims of that shape, sorted (None means "
-        "every dim), and refuses dims out of range or named twice. Each operand then goes "
-        "through expand_layout (4.2) to the broadcast shape and permute_layout (3.4) with the "
-        "kept dims first and the reduced dims last: views only, and all share one shape.",
-        "Cut each moved layout in two. Its first dims (as many as are kept), with its storage "
-        "offset, describe the output elements: walk_offsets (4.3) of that part gives where each "
-        "output's group starts in that operand, in row-major order. Walk every operand's kept "
-        "part side by side (zip), so the k-th offsets of all operands belong to output k.",
-        "Read a group row by row along the last reduced dim: read_row(data, start, size, "
-        "stride), provided in tenxor/row_major.py and imported at the top of reductions.py, "
-        "reads one operand's row, stride 0 and negative strides included. Where each row "
-        "starts, counted from the group's start, is "
-        "walk_offsets of the other reduced dims at storage offset 0: one row when one dim is "
-        "reduced, and with no reduced dim a group is one element (a row of size 1).",
-        "Hand fold an iterator, never a list: map with combine over the operands' rows "
-        "combines element by element only when fold takes them, and itertools.chain joins a "
-        "generator of such rows into one iterator over the group. Call fold once per output "
-        "element, an empty group included (sum gives 0), and catch nothing: what combine and "
-        "fold raise must pass through. The shape is the kept sizes, or with keepdim every size "
-        "with the reduced ones replaced by 1.",
+        "Walk one output element at a time, and inside it one row at a time. Once the operands "
+        "are broadcast to one shape with the reduced dims moved last, an output element's group "
+        "starts at one offset in each operand, and from there it is a series of rows along the "
+        "last reduced dim, each row equally spaced offsets. Which provided function reads such "
+        "a row in one slice, and which of Python's lazy tools makes the combined elements only "
+        "as fold takes them?",
+        "The tests watch the walk, not only the values: fold must get an iterator; combine may "
+        "make element k + 1 of a group only after fold has taken element k; each operand's "
+        "storage is read once per row, when fold reaches that row (a row read element by "
+        "element, or a group read whole first, fails); and a group of a million elements is "
+        "folded by any, which stops early, without a list of it. An iterator over a list you "
+        "filled first is still a list.",
+        "The edges: no operands at all is a ValueError naming the count, 0, checked first; "
+        "broadcast_shapes (4.1) refuses shapes that do not fit and normalize_dims refuses bad "
+        "dims, so let them raise. A group with no elements (a size-0 reduced dim) is still "
+        "folded, and sum gives 0; a size-0 kept dim means no output element at all; with no "
+        "reduced dim each group is one element, a row of 1. Catch nothing: what combine and "
+        "fold raise passes through.",
+        "Each operand goes through expand_layout (4.2) to the broadcast shape and "
+        "permute_layout (3.4) with the kept dims first: views only, all of one shape. Cut each "
+        "moved layout in two. Its kept dims, with its storage offset, make a layout whose "
+        "walk_offsets (4.3) gives each group's start, output element after output element; walk "
+        "every operand's side by side. Its reduced dims but the last, at storage offset 0, give "
+        "where each row starts counted from the group's start; the last reduced dim gives the "
+        "rows' size and each operand's step along them (0 where it is stretched).",
+        "A plan. Per output element, with starts = one group start per operand (from "
+        "zip(*map(walk_offsets, outputs))): a row is map(combine, *rows), where each operand's "
+        "row is read_row(data, start + row_start, size, step), so map makes an element only "
+        "when fold takes it; a group is itertools.chain.from_iterable over a generator of those "
+        "rows, so the next row is read only when chain needs it; the value is fold(group). The "
+        "shape is the kept sizes, or with keepdim every size with the reduced ones replaced by "
+        "1.",
     ),
     "5.5": (
-        "For matrices, c[i, j] is the sum over p of a[i, p] * b[p, j]. If the three letters i, "
-        "p and j each had a dim of their own, one broadcast multiply would form every product "
-        "at once, and a sum over p would finish the job. Which size-1 dims must a [n, k] and "
-        "b [k, m] gain?",
+        "On the fused kernel (5.4), matmul is combine = operator.mul and fold = sum over one "
+        "dim, the inner one, as the last dim. So look for two views of a and b, nothing copied, "
+        "that broadcast to [..., n, m, k]: a's row i read at [..., i, j, :] for every column j, "
+        "and b's column j read there for every row i. Which size-1 dim lets each stretch "
+        "(stride 0) over the dim it lacks, and what brings b's inner dim last?",
         "A 1-D a is a row [1, k] (a new dim in front) and a 1-D b a column [k, 1] (a new dim at "
         "the end); remember which you added and squeeze those dims out of the result. A 0-d "
         "operand raises ValueError naming both shapes.",
         "Errors before any arithmetic: the inner sizes (a's last, b's second to last) must be "
         "equal, and the batch dims (all but the last two) must broadcast. Call broadcast_shapes "
         "on the batch dims and re-raise its ValueError as one that names both original shapes.",
-        "A first design that gives the right numbers: a.unsqueeze(-1) * b.unsqueeze(-3) is "
-        "[..., n, k, m], every product at once (the batch dims broadcast on the way), and "
-        ".sum(-2) sums over k. Now count what it holds: two 1000 x 1000 matrices make a "
-        "billion products. The result must fold its products as they are made.",
-        "The fused kernel (5.4) folds as it combines. Give a row of a and a column of b the "
-        "last dim together: a (as [..., n, k]) with unsqueeze(-2) is [..., n, 1, k], and b (as "
-        "[..., k, m]) with transpose(-1, -2) and then unsqueeze(-3) is [..., 1, m, k]. Row i and "
-        "column j meet at [..., i, j, :], so rows.combine_fold(operator.mul, columns, dim=-1, "
-        "dtype=...) multiplies and sums over k as it walks. The dtype is the promoted one when "
-        "it is a float, int64 otherwise (as sum gives); then squeeze the dims of 1-D operands.",
+        "The dtype: float operands give their promoted dtype (promote, from tenxor/storage.py) "
+        "and int or bool operands int64, as sum gives; combine_fold takes it as dtype=. The "
+        "batch dims need nothing of their own: the kernel broadcasts them with the rest.",
+        "A plan, with a as [..., n, k] and b as [..., k, m] after the 1-D cases: rows = "
+        "a.unsqueeze(-2) is [..., n, 1, k] and columns = b.transpose(-1, -2).unsqueeze(-3) is "
+        "[..., 1, m, k]; row i and column j meet at [..., i, j, :], so "
+        "rows.combine_fold(operator.mul, columns, dim=-1, dtype=...) multiplies and sums over k "
+        "as it walks. Then squeeze the dims of 1-D operands.",
     ),
     "5.6": (
         "softmax(x) = exp(x) / sum(exp(x)), and it does not change when the same number is "
