@@ -2,8 +2,9 @@
 fused kernel (combine_fold_values), and in which order the kernel reads them.
 
 The operands broadcast to one shape. An output index fixes the kept dims; the kernel walks the
-reduced dims in row-major order and, at each step, combines one element of every operand and
-folds the result into one accumulator. An operand reads index 0 along a dim it lacks or has
+reduced dims in row-major order from where the group starts in each operand, a row at a time
+along the last reduced dim, and, at each step, combines one element of every operand and folds
+the result into one accumulator. An operand reads index 0 along a dim it lacks or has
 size 1 in (stride 0), so one of its cells may count at several steps. Which cell and offset
 each operand reads at each step is computed here from the layouts, never by the exercises.
 """
@@ -182,12 +183,12 @@ def operand_block(role: str, shape: Sequence[int], steps_of: dict[Index, list[in
     return block_of(concat(pieces), centres)
 
 
-def listed(values: Sequence[int], limit: int = LISTED_OFFSETS) -> str:
+def listed(values: Sequence[int], limit: int = LISTED_OFFSETS, unit: str = "steps") -> str:
     """Values separated by commas, the middle left out when there are more than `limit`."""
     if len(values) <= limit:
         return ", ".join(map(str, values))
     shown = [*values[: limit - 2], "…", *values[-2:]]
-    return ", ".join(map(str, shown)) + f" ({len(values)} steps)"
+    return ", ".join(map(str, shown)) + f" ({len(values)} {unit})"
 
 
 def expression(name: str, shape: Sequence[int], walk: Walk) -> str:
@@ -259,13 +260,26 @@ def walk_captions(
     return first, second
 
 
-def reads_lines(offsets: Sequence[int], cells: int) -> list[str]:
-    """An operand's offsets in the order the walk reads them, how often each of its `cells`
-    counts when a stretched dim makes the walk read it again, and whether several cells read
-    one offset (the operand's own stride 0)."""
+def rows_text(offsets: Sequence[int], row: int) -> str:
+    """Where an operand's group starts and the rows of `row` elements (along the last reduced
+    dim) the kernel reads it in: "group starts at 6: 2 rows of 3, step 1, at 6, 9"."""
+    count = len(offsets) // row
+    if count == 1 and row == 1:
+        return f"group starts at {offsets[0]}: one element"
+    text = f"group starts at {offsets[0]}: {count} row{'' if count == 1 else 's'} of {row}"
+    if row > 1:
+        text += f", step {offsets[1] - offsets[0]}"
+    return text + (f", at {listed(offsets[::row], unit='rows')}" if count > 1 else "")
+
+
+def reads_lines(offsets: Sequence[int], cells: int, row: int) -> list[str]:
+    """An operand's offsets in the order the walk reads them, where its group starts and the
+    rows of `row` elements it is read in, how often each of its `cells` counts when a
+    stretched dim makes the walk read it again, and whether several cells read one offset
+    (the operand's own stride 0)."""
     if not offsets:
         return ["reads nothing"]
-    lines = [f"reads offsets {listed(offsets)}"]
+    lines = [f"reads offsets {listed(offsets)}", rows_text(offsets, row)]
     if len(offsets) > cells:
         who = "its one cell counts" if cells == 1 else "each cell counts"
         lines.append(f"{who} {len(offsets) // cells} times (stretched: stride 0)")
@@ -311,10 +325,11 @@ class Column:
         return Column([block.moved(dx, dy) for block in self.blocks], self.pairs)
 
 
-def operand_column(t: Tenxor, name: str, steps: list[Index], drop: float) -> Column:
+def operand_column(t: Tenxor, name: str, steps: list[Index], drop: float, row: int) -> Column:
     """An operand's column: its layout, its cells (those the walk reads at `steps` highlighted
-    and numbered) and its storage (the offsets the walk reads highlighted), the storage row
-    starting `drop` below the top of the cells, so the storage rows of all operands line up."""
+    and numbered) and its storage (the offsets the walk reads highlighted, read in rows of
+    `row`), the storage row starting `drop` below the top of the cells, so the storage rows
+    of all operands line up."""
     steps_of: dict[Index, list[int]] = {}
     for number, index in enumerate(steps, start=1):
         steps_of.setdefault(index, []).append(number)
@@ -324,7 +339,7 @@ def operand_column(t: Tenxor, name: str, steps: list[Index], drop: float) -> Col
     cells = operand_block(f"cell/{name}", t.shape, steps_of)
     storage = storage_block(f"storage/{name}", slots, dict.fromkeys(offsets, HIGHLIGHT),
                             storage_texts(data))  # fmt: skip
-    below = [line_of(line, FAINT) for line in reads_lines(offsets, len(steps_of))]
+    below = [line_of(line, FAINT) for line in reads_lines(offsets, len(steps_of), row)]
     blocks = stack(
         [
             line_of(f"{name}: shape {tuple(t.shape)}"),
@@ -378,10 +393,11 @@ def fold_walk_diagram(
     Each operand is drawn over its storage. The cells the kernel reads for this output element,
     and their offsets, are highlighted; each cell carries the numbers of the steps that read it
     (1, 2, 3, ... in row-major order of the reduced `dims`; None: every dim), so a cell
-    stretched along a reduced dim (stride 0) carries several. Below: the output (the broadcast
-    shape without the reduced dims, or with them as 1 when `keepdim`) with the cell at `index`
-    highlighted, and the fold in words. `names` default to a, b, c, ...; an operand, the output
-    or the group of more than `max_cells` cells is refused.
+    stretched along a reduced dim (stride 0) carries several. Under each storage: where the
+    operand's group starts and the rows along the last reduced dim it is read in. Below: the
+    output (the broadcast shape without the reduced dims, or with them as 1 when `keepdim`)
+    with the cell at `index` highlighted, and the fold in words. `names` default to a, b, c,
+    ...; an operand, the output or the group of more than `max_cells` cells is refused.
     """
     operands = list(operands)
     if not operands:
@@ -401,7 +417,8 @@ def fold_walk_diagram(
     walk = walk_of(shapes, names, dims, index, keepdim, max_cells)
 
     drop = max(grid_height(shape) for shape in shapes) + STORAGE_DROP
-    columns = [operand_column(t, name, steps, drop)
+    row = walk.shape[walk.reduced[-1]] if walk.reduced else 1  # along the last reduced dim
+    columns = [operand_column(t, name, steps, drop, row)
                for t, name, steps in zip(operands, names, walk.reads)]  # fmt: skip
     header = stack(
         [

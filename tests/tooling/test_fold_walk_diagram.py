@@ -170,6 +170,29 @@ def test_each_read_cell_points_at_the_storage_offset_numpy_gives(name, make, dim
 
 
 @pytest.mark.parametrize("name, make, dims, index, keepdim", CASES, ids=[c[0] for c in CASES])
+def test_each_operand_says_where_its_group_starts_and_its_rows(name, make, dims, index, keepdim):
+    """The group starts at the first offset NumPy's walk reads; its rows run along the last
+    reduced dim (one element when no dim is reduced), each a step apart."""
+    operands, arrays, picture, _ = drawn(name)
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    axes = range(len(shape)) if dims is None else [dims] if isinstance(dims, int) else dims
+    reduced = sorted(d % len(shape) for d in axes)
+    row = shape[reduced[-1]] if reduced else 1
+    for walk in expected_walk(arrays, dims, index, keepdim):
+        rows = walk.reshape(-1, row)
+        if rows.size == 1:
+            assert f"group starts at {walk[0]}: one element" in picture.svg
+            continue
+        count = "1 row" if len(rows) == 1 else f"{len(rows)} rows"
+        text = f"group starts at {walk[0]}: {count} of {row}"
+        if row > 1:
+            text += f", step {walk[1] - walk[0]}"
+        if len(rows) > 1:
+            text += f", at {listed(rows[:, 0]).replace('steps', 'rows')}"
+        assert text in picture.svg, (name, text)
+
+
+@pytest.mark.parametrize("name, make, dims, index, keepdim", CASES, ids=[c[0] for c in CASES])
 def test_the_output_has_the_reduced_shape_and_one_cell_highlighted(name, make, dims, index,
                                                                     keepdim):  # fmt: skip
     _, arrays, picture, found = drawn(name)
