@@ -52,8 +52,8 @@ from tenxor.course.catalog import (
     prerequisites,
 )
 from tenxor.course.engine import Call, call_of, explained, with_calls
-from tenxor.course.failure import shown
-from tenxor.course.markers import exercise_of
+from tenxor.course.failure import Failure, ints_in_hex, shown
+from tenxor.course.markers import BIT_PATTERNS, exercise_of
 
 SANDBOX: Sandbox | None = None
 PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
@@ -217,11 +217,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report.judge_user = os.geteuid()  # grading takes only reports of the user it chose
     report.crossed = sorted(CROSSED)
     if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
-        exercise = exercise_of(item)
-        record = explained(call.excinfo.value, Path(str(item.config.rootpath)), exercise)
-        if SANDBOX is not None and PROXIES:
-            record = with_calls(record, exercise, calls_made(PROXIES), provided=False)
-        report.failure = record.to_dict()
+        with ints_in_hex(item.get_closest_marker(BIT_PATTERNS) is not None):
+            report.failure = failure_record(item, call.excinfo.value).to_dict()
+
+
+def failure_record(item: pytest.Item, error: BaseException) -> Failure:
+    """The record of a failed test, with the calls the worker made for it."""
+    exercise = exercise_of(item)
+    record = explained(error, Path(str(item.config.rootpath)), exercise)
+    if SANDBOX is not None and PROXIES:
+        record = with_calls(record, exercise, calls_made(PROXIES), provided=False)
+    return record
 
 
 def check_imports(folder: str) -> None:

@@ -113,8 +113,8 @@ def check_binary(op, x, y, x_numpy, y_numpy, exact: bool = True, rule: str = "")
     """`op(x, y)` (tensors or Python numbers) has the dtype and values NumPy gives for
     `op(x_numpy, y_numpy)`, or raises the same type of error as NumPy. `rule` says how the
     expected dtype is chosen, where that is not plainly NumPy's."""
-    described = f"{describe(x)} {SYMBOLS.get(op, op.__name__)} {describe(y)}"
     expected = numpy_result(op, x_numpy, y_numpy)
+    described = f"{describe(x)} {SYMBOLS.get(op, op.__name__)} {describe(y)}"
     if isinstance(expected, Exception):
         due = type(expected).__name__
         with raises_naming(type(expected), rule=f"NumPy raises {due} for {described}"):
@@ -259,11 +259,14 @@ def expansions(draw: st.DrawFn):
 
 # (2, 1, 3) column-major with a storage offset, expanded by a new dim and a stretched dim
 EXPANSION = (Case(example_values(8), Layout((2, 1, 3), (1, 5, 2), 1)), (4, 2, 5, 3))
+# the corner: a size-1 dim stretched to size 0 (NumPy allows it: 1 broadcasts to any size)
+TO_SIZE_0 = (Case(example_values(8), Layout((2, 1), (3, 5), 1)), (2, 0))
 
 
 @pytest.mark.exercise("4.2")
 @given(expansions())
 @example(EXPANSION)
+@example(TO_SIZE_0)
 def test_expand_layout_matches_numpy_broadcast_to(drawn):
     """Shape, strides (stride 0 on new and stretched dims), offset and values of the view."""
     case, target = drawn
@@ -297,8 +300,8 @@ def test_expand_layout_matches_numpy_broadcast_to(drawn):
 def test_tensor_expand_is_a_view_sharing_storage(drawn):
     """`expand`, `broadcast_to` and `tenxor.broadcast_to` return views over the same storage."""
     case, target = drawn
-    t = case.tensor()
     expected = np.broadcast_to(case.array, target)
+    t = case.tensor()
     results = {
         "t.expand(shape)": t.expand(target),
         "t.broadcast_to(shape)": t.broadcast_to(target),
@@ -485,8 +488,8 @@ def test_map_values_applies_fn_to_each_element_in_row_major_order(case):
         calls.append(x)
         return ("seen", x)
 
-    result = map_values(tag, case.buffer.tolist(), case.layout)
     expected = case.array.ravel().tolist()
+    result = map_values(tag, case.buffer.tolist(), case.layout)
     expect("type of what map_values returned", type(result).__name__, "list")
     tagged = [("seen", x) for x in expected]
     expect("results of map_values", result, tagged, "fn of each element, in row-major order")
@@ -620,8 +623,8 @@ def test_to_dtype_matches_numpy_astype(kind, target, data):
     """`to(dtype)` (a DType or its name) is a copy like NumPy's astype: floats truncate
     toward zero, nonzero is True, float64 rounds to float32."""
     case = data.draw(cases(kind=kind), label="case")
-    t = case.tensor()
     expected = case.array.astype(np.dtype(target))
+    t = case.tensor()
     results = {
         f"t.to({target!r})": t.to(target),
         f"t.to(tenxor.{target})": t.to(tenxor.DTYPES[target]),
@@ -653,14 +656,14 @@ def test_to_int_rejects_non_finite_floats_naming_the_value(value):
 def test_zip_values_pairs_broadcast_elements_in_row_major_order(pair):
     """The broadcast shape and fn(a, b) for each pair NumPy's broadcasting lines up."""
     a, b = pair
+    left, right = np.broadcast_arrays(a.array, b.array)
+    expected = (left.shape, list(zip(left.ravel().tolist(), right.ravel().tolist())))
     shape, values = zip_values(
         lambda x, y: (x, y), a.buffer.tolist(), a.layout, b.buffer.tolist(), b.layout
     )
-    left, right = np.broadcast_arrays(a.array, b.array)
-    expect("broadcast shape", shape, left.shape, "NumPy's broadcasting")
-    pairs = list(zip(left.ravel().tolist(), right.ravel().tolist()))
+    expect("broadcast shape", shape, expected[0], "NumPy's broadcasting")
     rule = "the pairs NumPy's broadcasting lines up, in row-major order"
-    expect("pairs (a, b) handed to fn", values, pairs, rule)
+    expect("pairs (a, b) handed to fn", values, expected[1], rule)
 
 
 @pytest.mark.exercise("4.6")
@@ -669,10 +672,10 @@ def test_zip_values_pairs_broadcast_elements_in_row_major_order(pair):
 def test_zip_values_keeps_operand_order(pair):
     """fn receives the element of a first: a - b, not b - a."""
     a, b = pair
+    expected = a.array - b.array
     shape, values = zip_values(
         operator.sub, a.buffer.tolist(), a.layout, b.buffer.tolist(), b.layout
     )
-    expected = a.array - b.array
     expect("broadcast shape", shape, expected.shape, "NumPy's broadcasting")
     expect("number of values", len(values), expected.size, "one per element of the shape")
     got = np.array(values, dtype=np.float64).reshape(shape)

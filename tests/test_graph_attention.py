@@ -49,7 +49,10 @@ LAYER_AXES = ("graph", "node", "feature")  # gatv2's output [B, N, width]
 PAIR_AXES = ("graph", "receiver", "sender", "head")  # logits and weights [B, N, N, H]
 EDGE_AXES = ("node", "feature")  # gatv2_edges' output [V, width]
 LAYER_RULE = "GATv2's equations over the real nodes, each self loop counted once"
-EDGES_RULE = "PyTorch Geometric's GATv2Conv: each self loop counted once"
+EDGES_RULE = (
+    "PyTorch Geometric's GATv2Conv: each node's softmax runs over the edges that reach it, its "
+    "one self loop among them"
+)
 FLOAT32_RULE = "float32 arithmetic, within 1e-4 of float64's"
 OVERFLOW_RULE = "the largest logit subtracted before exp, so nothing overflows"
 
@@ -149,6 +152,67 @@ def edges_by_the_equations(
         senders = [int(j) for j, t in zip(sources, targets) if t == i and j != i]
         out[i] = node_output(w, x, i, senders + [i])
     return out
+
+
+def edges_grouped_by_source(
+    x: np.ndarray, sources: np.ndarray, targets: np.ndarray, w: Weights
+) -> np.ndarray:
+    """What the layer gives when each softmax runs over the edges that leave a node rather
+    than those that reach it (a slip that sums to 1 the wrong way): [V, width]."""
+    nodes = x.shape[0]
+    edges = [(int(j), int(i)) for j, i in zip(sources, targets) if j != i]
+    edges += [(v, v) for v in range(nodes)]
+    heads = []
+    for h in range(w.heads):
+        messages = [sender_of(w, x[j], h) for j, _ in edges]
+        logits = [
+            w.attention[h] @ leaky(receiver_of(w, x[i], h) + m, w.slope)
+            for (_, i), m in zip(edges, messages)
+        ]
+        alpha = np.zeros(len(edges))
+        for source in range(nodes):
+            leaving = [k for k, (j, _) in enumerate(edges) if j == source]
+            alpha[leaving] = softmax_of([logits[k] for k in leaving])
+        received = np.zeros((nodes, w.attention.shape[1]))
+        for k, (_, i) in enumerate(edges):
+            received[i] += alpha[k] * messages[k]
+        heads.append(received)
+    combined = np.concatenate(heads, axis=1) if w.concat else np.mean(heads, axis=0)
+    return combined + (0.0 if w.bias is None else w.bias)
+
+
+def edges_with_self_loops_kept(
+    x: np.ndarray, sources: np.ndarray, targets: np.ndarray, w: Weights
+) -> np.ndarray:
+    """What the layer gives when a self loop of the input is kept beside the one every node
+    gets, so that it counts twice: [V, width]."""
+    out = np.zeros((x.shape[0], w.width))
+    for i in range(x.shape[0]):
+        senders = [int(j) for j, t in zip(sources, targets) if t == i]
+        out[i] = node_output(w, x, i, senders + [i])
+    return out
+
+
+# The slips of gatv2_edges a wrong output is compared with, and the rule each one breaks.
+EDGE_SLIPS: tuple[tuple[Callable[..., np.ndarray], str], ...] = (
+    (edges_grouped_by_source, "each node's softmax runs over the edges that reach it (grouped "
+     "by target), not over those that leave it: a node's weights sum to 1"),
+    (edges_with_self_loops_kept, "a self loop given in the input is replaced by the one every "
+     "node gets: each self loop counted once"),
+)  # fmt: skip
+
+
+def edges_rule(got: object, x: np.ndarray, sources, targets, w: Weights, rule: str) -> str:
+    """The rule of the step where a wrong output of gatv2_edges went off: the rule a slip
+    breaks when the output is that slip's, else `rule`."""
+    if not isinstance(got, Tenxor):
+        return rule
+    actual = to_numpy(got).astype(np.float64)
+    for slip, broken in EDGE_SLIPS:
+        wrong = slip(x, sources, targets, w)
+        if wrong.shape == actual.shape and np.allclose(actual, wrong, rtol=1e-9, atol=1e-9):
+            return broken
+    return rule
 
 
 def attended_by_the_equations(adjacency: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -351,8 +415,8 @@ def test_project_gives_every_head_its_projection(heads, leading, bias):
     rng = np.random.default_rng(heads + 10 * len(leading))
     x = rng.uniform(-1, 1, (*leading, 3))
     theta = rng.uniform(-1, 1, (3, heads, 2))
-    b = rng.uniform(-1, 1, (heads, 2)) if bias else None
     expected = np.zeros((*leading, heads, 2))
+    b = rng.uniform(-1, 1, (heads, 2)) if bias else None
     for index in np.ndindex(*leading):
         for h in range(heads):
             expected[index + (h,)] = x[index] @ theta[:, h, :] + (0.0 if b is None else b[h])
@@ -367,8 +431,8 @@ def test_project_of_views_one_theta_shared_by_every_head_with_stride_0():
     x_base = rng.uniform(-1, 1, (3, 4))
     x = x_base.T  # [4, 3], a transposed view
     theta_base = rng.uniform(-1, 1, (3, 1, 2))
-    theta = np.broadcast_to(theta_base, (3, 3, 2))  # every head the same matrix, stride 0
     expected = np.stack([x @ theta_base[:, 0, :]] * 3, axis=1)
+    theta = np.broadcast_to(theta_base, (3, 3, 2))  # every head the same matrix, stride 0
     got = project(view_case(x_base, x).tensor(), view_case(theta_base, theta).tensor())
     rule = "x @ theta[:, h, :] for a transposed x, every head the same theta"
     assert_close(got, expected, "every head's projection", rule, ("node", "head", "feature"))
@@ -486,8 +550,8 @@ def test_attention_logits_pair_every_receiver_with_every_sender(slope, sizes):
     receiver, sender = rng.uniform(-1, 1, (2, batch, nodes, heads, features))
     attention = rng.uniform(-1, 1, (heads, features))
     tensors = (from_numpy(receiver), from_numpy(sender), from_numpy(attention))
-    got = attention_logits(*tensors, slope=slope)
     expected = logits_by_the_equations(receiver, sender, attention, slope)
+    got = attention_logits(*tensors, slope=slope)
     assert_close(got, expected, "attention logits e", LOGITS_RULE.format(slope=slope), PAIR_AXES)
 
 
@@ -496,8 +560,8 @@ def test_attention_logits_use_slope_0_2_unless_told():
     rng = np.random.default_rng(5)
     receiver, sender = rng.uniform(-1, 1, (2, 2, 3, 2, 4))
     attention = rng.uniform(-1, 1, (2, 4))
-    got = attention_logits(from_numpy(receiver), from_numpy(sender), from_numpy(attention))
     expected = logits_by_the_equations(receiver, sender, attention, 0.2)
+    got = attention_logits(from_numpy(receiver), from_numpy(sender), from_numpy(attention))
     rule = LOGITS_RULE.format(slope="0.2 unless told")
     assert_close(got, expected, "attention logits e", rule, PAIR_AXES)
 
@@ -517,8 +581,8 @@ def test_attention_weights_are_a_softmax_over_the_attended_nodes(scale, heads):
     logits = rng.normal(size=(3, 4, 4, heads)) * scale
     attended = rng.random((3, 4, 4)) < 0.5
     attended[0, 2] = False  # a row that attends to nobody
-    got = attention_weights(from_numpy(logits), from_numpy(attended))
     expected = weights_by_the_equations(logits, attended)
+    got = attention_weights(from_numpy(logits), from_numpy(attended))
     rule = attended_aware(attended, WEIGHTS_RULE)
     assert_close(got, expected, "attention weights alpha", rule, PAIR_AXES)
     alpha = to_numpy(got)
@@ -537,8 +601,8 @@ def test_attention_weights_of_logits_in_the_thousands_do_not_overflow():
     logits = np.array([[[4000.0, 3999.0, -5000.0], [-4000.0, -4001.0, 9000.0], [0.0, 0.0, 0.0]]])
     attended = np.array([[[True, True, True], [True, True, False], [False, False, False]]])
     logits = logits[..., None]  # [1, 3, 3, 1]; the masked 9000 is the largest of its row
-    got = attention_weights(from_numpy(logits), from_numpy(attended))
     expected = weights_by_the_equations(logits, attended)
+    got = attention_weights(from_numpy(logits), from_numpy(attended))
     rule = attended_aware(attended, OVERFLOW_RULE)
     assert_close(got, expected, "attention weights alpha", rule, PAIR_AXES)
 
@@ -555,8 +619,8 @@ def test_aggregate_sums_the_weighted_senders(sizes):
     rng = np.random.default_rng(nodes)
     alpha = rng.uniform(0, 1, (batch, nodes, nodes, heads))
     alpha[rng.random(alpha.shape) < 0.3] = 0.0
-    sender = rng.uniform(-1, 1, (batch, nodes, heads, features))
     expected = np.zeros((batch, nodes, heads, features))
+    sender = rng.uniform(-1, 1, (batch, nodes, heads, features))
     for b, i, h, j in np.ndindex(batch, nodes, heads, nodes):
         expected[b, i, h] += alpha[b, i, j, h] * sender[b, j, h]
     got = aggregate(from_numpy(alpha), from_numpy(sender))
@@ -588,8 +652,8 @@ COMBINE_RULES = {
 @pytest.mark.parametrize("heads", [1, 3])
 def test_combine_heads_concatenates_head_0_first_or_averages(concat, leading, heads):
     received = np.random.default_rng(heads).uniform(-1, 1, (*leading, heads, 2))
-    got = combine_heads(from_numpy(received), concat)
     expected = combined_by_the_equations(received, concat)
+    got = combine_heads(from_numpy(received), concat)
     assert_close(got, expected, "heads combined", COMBINE_RULES[concat], ("feature",))
 
 
@@ -598,16 +662,16 @@ def test_combine_heads_concatenates_head_0_first_or_averages(concat, leading, he
 def test_combine_heads_of_a_permuted_view(concat):
     base = np.random.default_rng(7).uniform(-1, 1, (2, 3, 4, 2))  # [B, H, N, DA]
     view = base.transpose(0, 2, 1, 3)  # [B, N, H, DA], not contiguous
-    got = combine_heads(view_case(base, view).tensor(), concat)
     expected = combined_by_the_equations(view, concat)
+    got = combine_heads(view_case(base, view).tensor(), concat)
     assert_close(got, expected, "heads combined", COMBINE_RULES[concat], LAYER_AXES)
 
 
 @pytest.mark.exercise("6.6")
 def test_combine_heads_keeps_float32():
     received = np.arange(12, dtype=np.float32).reshape(2, 3, 2) / 4
-    got = combine_heads(from_numpy(received), concat=False)
     expected = received.astype(np.float64).mean(axis=1)
+    got = combine_heads(from_numpy(received), concat=False)
     rule = f"{COMBINE_RULES[False]}, {FLOAT32_RULE}"
     what, axes = "heads combined", ("node", "feature")
     assert_close(got, expected, what, rule, axes, FLOAT32_TOLERANCE, tenxor.float32)
@@ -671,8 +735,8 @@ def test_gatv2_layer_slope_is_0_2_unless_told():
     weights = (layer.theta_receiver, layer.theta_sender, layer.attention)
     default = GATv2(*weights, layer.bias_receiver, layer.bias_sender, layer.bias)
     expect("slope of a GATv2 made without one", default.slope, 0.2, "as in the paper")
-    got = gatv2(*batch.tensors(), default)
     expected = batch.expected(replace(w, slope=0.2))
+    got = gatv2(*batch.tensors(), default)
     assert_layer(got, batch, expected, "slope 0.2 unless told")
 
 
@@ -818,8 +882,9 @@ def random_edges(seed: int, nodes: int, edges: int) -> tuple[np.ndarray, np.ndar
 
 def assert_edges(x: np.ndarray, sources, targets, w: Weights, rule: str = EDGES_RULE) -> None:
     sources, targets = np.asarray(sources, dtype=np.int64), np.asarray(targets, dtype=np.int64)
-    got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w))
     expected = edges_by_the_equations(x, sources, targets, w)
+    got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w))
+    rule = edges_rule(got, x, sources, targets, w, rule)
     assert_close(got, expected, "output of gatv2_edges", rule, EDGE_AXES)
 
 
@@ -844,10 +909,11 @@ def test_gatv2_edges_uses_the_layers_slope(slope):
 def test_gatv2_edges_replaces_self_loops_in_the_input_by_one_per_node():
     x = np.random.default_rng(23).uniform(-1, 1, (4, 3))
     w = random_weights(23, 3, 2, 2)
-    sources, targets = [0, 1, 1, 2, 3], [1, 1, 2, 2, 0]  # 1 -> 1 and 2 -> 2 given
     expected = edges_by_the_equations(x, np.array([0, 1, 3]), np.array([1, 2, 0]), w)
+    sources, targets = [0, 1, 1, 2, 3], [1, 1, 2, 2, 0]  # 1 -> 1 and 2 -> 2 given
     got = gatv2_edges(from_numpy(x), ints(sources), ints(targets), as_layer(w))
     rule = "self loops given are replaced by one per node: each self loop counted once"
+    rule = edges_rule(got, x, np.array(sources), np.array(targets), w, rule)
     assert_close(got, expected, "output of gatv2_edges", rule, EDGE_AXES)
 
 
@@ -910,8 +976,8 @@ def test_gatv2_edges_on_a_padded_batch_gives_the_dense_equations_at_its_real_nod
     edges = edge_list(*batch.tensors()[1:])
     nodes = to_numpy(edges.nodes)
     features = batch.x.reshape(-1, 3)[nodes]
-    got = gatv2_edges(from_numpy(features), edges.sources, edges.targets, as_layer(w))
     expected = batch.expected(w).reshape(-1, w.width)[nodes]
+    got = gatv2_edges(from_numpy(features), edges.sources, edges.targets, as_layer(w))
     what = "output of gatv2_edges on the batch's edge list"
     rule = "the padded layer's output at the real nodes"
     assert_close(got, expected, what, rule, ("real node", "feature"))
@@ -922,8 +988,8 @@ def test_a_layers_on_edges_matches_the_equations():
     w = random_weights(30, 3, 2, 2, shared=True)
     x = np.random.default_rng(30).uniform(-1, 1, (4, 3))
     sources, targets = random_edges(30, 4, 7)
-    got = as_layer(w).on_edges(from_numpy(x), ints(sources), ints(targets))
     expected = edges_by_the_equations(x, sources, targets, w)
+    got = as_layer(w).on_edges(from_numpy(x), ints(sources), ints(targets))
     assert_close(got, expected, "output of layer.on_edges", EDGES_RULE, EDGE_AXES)
 
 

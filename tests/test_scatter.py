@@ -75,9 +75,10 @@ GATHER_RULE = "result[k] = t[index[k]], as NumPy's t[index]"
 def test_gather_rows_copies_the_rows_an_index_names(dtype, trailing, picks):
     table = rows(4, trailing)
     picks = np.array(picks, dtype=dtype)
+    expected = table[picks]
     got = gather_rows(from_numpy(table), from_numpy(picks))
     expect("dtype of the rows gathered", got.dtype.name, "float64", "the table's dtype")
-    assert_same(got, table[picks], what="rows gathered", rule=GATHER_RULE)
+    assert_same(got, expected, what="rows gathered", rule=GATHER_RULE)
 
 
 @pytest.mark.exercise("6.8")
@@ -163,8 +164,8 @@ def test_index_reduce_folds_repeated_rows_like_numpy(dtype, trailing, fold, ufun
     start = rng.uniform(-1, 1, (4, *trailing))
     picks = np.array([1, 3, 1, -1, 0, 1, -4], dtype=dtype)
     source = rng.uniform(-1, 1, (len(picks), *trailing))
-    got = index_reduce(from_numpy(start), from_numpy(picks), from_numpy(source), fold)
     expected = folded_by_numpy(start, picks, source, ufunc)
+    got = index_reduce(from_numpy(start), from_numpy(picks), from_numpy(source), fold)
     expect("dtype of the folded rows", got.dtype.name, "float64", "float64 t and source")
     rule = f"every source[k] folded into row index[k], as np.{ufunc.__name__}.at"
     assert_near(got, expected, "the folded rows", 1e-12, rule)
@@ -365,8 +366,8 @@ def test_segment_softmax_keeps_float32():
     segment = np.array([1, 1, 0, 1, 0, 2])
     got = segment_softmax(from_numpy(logits), from_numpy(segment), 3)
     expect("dtype of the weights", got.dtype.name, "float32", "the logits' dtype")
-    rule = f"{SOFTMAX_RULE}, in float32"
     expected = softmax_per_segment(logits, segment, 3)
+    rule = f"{SOFTMAX_RULE}, in float32"
     assert_softmax(got, expected, segment, tolerance=1e-6, rule=rule)
 
 

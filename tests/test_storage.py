@@ -285,6 +285,7 @@ NAN_CASES = {
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 @pytest.mark.parametrize("bits32", ROUNDING_CASES.values(), ids=ROUNDING_CASES.keys())
 def test_round_to_bfloat16_matches_ml_dtypes(bits32):
     """Round to nearest, ties to even, both directions, with carries, subnormals and signs."""
@@ -292,6 +293,7 @@ def test_round_to_bfloat16_matches_ml_dtypes(bits32):
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 def test_round_to_bfloat16_is_not_truncation():
     """Dropping the lower 16 bits is wrong above a tie and on an odd tie."""
     rule = "above a tie, and on a tie after an odd pattern, round up (not truncation)"
@@ -302,6 +304,7 @@ def test_round_to_bfloat16_is_not_truncation():
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 def test_round_to_bfloat16_ties_go_to_the_even_pattern():
     """An exact tie never rounds away from zero blindly: it lands on an even pattern."""
     for upper in (0x3F80, 0x3F81, 0x4000, 0x4001, 0xC123, 0xC124, 0x0000, 0x0001):
@@ -313,6 +316,7 @@ def test_round_to_bfloat16_ties_go_to_the_even_pattern():
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 def test_round_to_bfloat16_keeps_the_sign_of_zero_and_infinities():
     """-0.0 stays -0.0 and infinities stay infinities of the same sign."""
     for value in (0.0, -0.0, np.inf, -np.inf):
@@ -324,6 +328,7 @@ def test_round_to_bfloat16_keeps_the_sign_of_zero_and_infinities():
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 def test_round_to_bfloat16_overflows_to_infinity():
     """The largest float32 rounds up to infinity (exponent carry), as ml_dtypes does."""
     expected = bfloat16_oracle(0x7F7FFFFF)
@@ -333,6 +338,7 @@ def test_round_to_bfloat16_overflows_to_infinity():
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 @pytest.mark.parametrize("bits32", NAN_CASES.values(), ids=NAN_CASES.keys())
 def test_round_to_bfloat16_keeps_nan_a_nan(bits32):
     """Every NaN gives a NaN, never an infinity (truncation) or a carry into the sign."""
@@ -343,6 +349,7 @@ def test_round_to_bfloat16_keeps_nan_a_nan(bits32):
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 @given(st.integers(0, 2**32 - 1))
 @example(0x40490FDB)  # pi
 def test_round_to_bfloat16_of_random_bit_patterns(bits32):
@@ -351,6 +358,7 @@ def test_round_to_bfloat16_of_random_bit_patterns(bits32):
 
 
 @pytest.mark.exercise("1.2")
+@pytest.mark.bit_patterns
 @given(st.integers(0, 2**16 - 1), st.sampled_from([0x7FFF, 0x8000, 0x8001, 0x0000, 0xFFFF]))
 @example(0x3F81, 0x8000)  # a tie after an odd pattern: rounds up
 def test_round_to_bfloat16_near_ties_of_random_upper_halves(upper, lower):
@@ -613,8 +621,8 @@ def test_storage_setitem_stores_as_numpy_does(dtype):
     """Writing one element converts it as NumPy's item assignment does."""
     values = sample_values(dtype)
     new_values = sample_values(dtype)[::-1]
-    storage = Storage(values, dtype)
     expected = numpy_stored(values, dtype)
+    storage = Storage(values, dtype)
     for offset, value in enumerate(new_values):
         storage[offset] = value
         with np.errstate(over="ignore", invalid="ignore"):
@@ -651,8 +659,8 @@ def test_same_bytes_read_as_another_dtype_match_numpy_view(source, target):
     stored = numpy_stored(values, source).reshape(2, 8)
     storage = Storage(values, source)
     assert_same_bytes(storage.tobytes(), stored.reshape(-1))
-    data = storage.tobytes()
     expected = stored.view(numpy_dtype(target))
+    data = storage.tobytes()
     rule = f"{target.itemsize} bytes per {target.name} element"
     expect(
         f"number of {target.name} elements in the bytes",

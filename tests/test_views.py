@@ -347,10 +347,10 @@ def test_infer_shape_matches_numpy_reshape(shape_and_count):
 )
 def test_infer_shape_examples(shape, count):
     """Small shapes, including a -1 that must become 0, give NumPy's shape as a tuple."""
+    expected = np.empty(count).reshape(shape).shape
     result = infer_shape(shape, count)
     if not isinstance(result, tuple):
         raise Mismatch("type of the inferred shape", type(result).__name__, "tuple")
-    expected = np.empty(count).reshape(shape).shape
     expect(f"the shape {shape} for {count} elements", result, expected, RESHAPE)
 
 
@@ -498,8 +498,8 @@ def test_unsqueeze_layout_matches_numpy_expand_dims(case_and_dim):
 def test_tensor_unsqueeze_is_a_view(case_and_dim):
     """t.unsqueeze(dim) is a view sharing storage, equal to np.expand_dims."""
     case, dim = case_and_dim
-    t = case.tensor()
     expected = np.expand_dims(case.array, dim)
+    t = case.tensor()
     assert_view_matches(t.unsqueeze(dim), t, case, expected, EXPAND_DIMS)
 
 
@@ -579,8 +579,8 @@ def test_permute_layout_matches_numpy_transpose(case_and_dims):
 def test_tensor_permute_is_a_view(case_and_dims):
     """t.permute(*dims) and t.permute(dims) are views equal to np.transpose."""
     case, dims = case_and_dims
-    t = case.tensor()
     expected = np.transpose(case.array, dims)
+    t = case.tensor()
     assert_view_matches(t.permute(dims), t, case, expected, TRANSPOSE)
     if dims:
         assert_view_matches(t.permute(*dims), t, case, expected, TRANSPOSE)
@@ -604,8 +604,8 @@ def test_permute_is_not_its_inverse(dims):
 def test_transpose_and_swapaxes_match_numpy(case_and_dims):
     """t.transpose(a, b) and t.swapaxes(a, b) swap two dims as np.swapaxes does."""
     case, (a, b) = case_and_dims
-    t = case.tensor()
     expected = np.swapaxes(case.array, a, b)
+    t = case.tensor()
     rule = "np.swapaxes swaps the two dims"
     assert_view_matches(t.transpose(a, b), t, case, expected, rule)
     assert_view_matches(t.swapaxes(a, b), t, case, expected, rule)
@@ -626,8 +626,8 @@ def test_dot_t_reverses_the_dims(case):
 def test_movedim_matches_numpy_moveaxis(case_and_dims):
     """t.movedim(source, destination) moves one dim and keeps the others in order."""
     case, (source, destination) = case_and_dims
-    t = case.tensor()
     expected = np.moveaxis(case.array, source, destination)
+    t = case.tensor()
     rule = "np.moveaxis moves one dim and keeps the others in order"
     assert_view_matches(t.movedim(source, destination), t, case, expected, rule)
 
@@ -668,9 +668,14 @@ INDEX_EXAMPLE = (
 )
 
 
+# the corner: an empty slice that starts past 0 leaves the storage offset where it was
+EMPTY_SLICE_EXAMPLE = (counting_case((5, 3), (3, 1), offset=2), (slice(4, 1), 1))
+
+
 @pytest.mark.exercise("3.5")
 @given(cases_with(index_keys))
 @example(INDEX_EXAMPLE)
+@example(EMPTY_SLICE_EXAMPLE)
 def test_index_layout_matches_numpy_basic_indexing(case_and_key):
     """index_layout(layout, key) is the view NumPy's array[key] makes: ints (negative too),
     slices with any step and any bounds, None and `...`."""
@@ -1096,8 +1101,8 @@ def test_tensor_view_shares_storage_or_raises(case_and_shape):
     """t.view(shape) is a view equal to np.reshape when the strides allow it, and otherwise a
     ValueError naming the requested shape."""
     case, shape = case_and_shape
-    t = case.tensor()
     expected = numpy_reshape_view(case.array, shape)
+    t = case.tensor()
     if expected is None:
         with raises_naming(ValueError, shape):
             t.view(shape)
@@ -1114,8 +1119,8 @@ def test_reshape_copies_exactly_when_view_cannot(case_and_shape):
     """t.reshape(shape) is a view when NumPy's reshape is one, else a row-major copy with new
     storage; either way it holds np.reshape's elements."""
     case, shape = case_and_shape
-    t = case.tensor()
     expected = np.reshape(case.array, shape)
+    t = case.tensor()
     result = t.reshape(shape)
     if numpy_reshape_view(case.array, shape) is not None:
         assert_view_matches(result, t, case, expected, NO_COPY)

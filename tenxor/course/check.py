@@ -139,7 +139,9 @@ def record_in_words(record: Failure) -> list[str]:
     lines = wrapped(record.message)
     if record.call:
         lines += labelled("call:", record.call)
-        if record.returned is not None:
+        if record.timed_out:
+            lines.append(f"{'':<10}(still running when it was stopped)")
+        elif record.returned is not None:
             lines += labelled("returned:", record.returned)
         elif record.raised and record.raised not in record.message:
             lines += labelled("raised:", record.raised)

@@ -2,7 +2,8 @@
 
 Loaded by the project's tests/conftest.py. With `--exercise-map FILE` it also writes, after
 collection, a JSON object mapping each test's node id to its exercise id (or "provided");
-`--exercise ID` keeps the tests of some exercises; `--progress` ends the run with one line
+`--exercise ID` keeps the tests of some exercises; a case's id is its values, written as
+reports write them; `--progress` ends the run with one line
 (progress_line) that counts the exercises whose tests all passed and their points, out of
 the catalog's, and names the next exercise to do.
 """
@@ -15,8 +16,11 @@ from pathlib import Path
 import pytest
 
 from .catalog import BY_ID, CATALOG
+from .failure import readable
 
+CASE_ID_CHARS = 60  # a longer value keeps pytest's own id (its name and a number)
 PROVIDED = "provided"
+BIT_PATTERNS = "bit_patterns"  # a test whose ints are bit patterns: its report shows them in hex
 EXERCISES = pytest.StashKey[dict[str, str]]()
 OUTCOMES = pytest.StashKey[dict[str, bool]]()  # test -> whether every phase passed
 
@@ -36,6 +40,24 @@ def exercise_of(item: pytest.Item) -> str:
     if len(args) != 1 or args[0] not in BY_ID:
         raise ValueError(f"{item.nodeid}: exercise marker {args!r} names no catalog exercise")
     return args[0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{BIT_PATTERNS}: the test's ints are bit patterns, its report shows them in hex"
+    )
+
+
+def pytest_make_parametrize_id(config: pytest.Config, val: object, argname: str) -> str | None:
+    """A case's id says its value, as reports write it: test_x[(2, -1, 4)-24], not
+    test_x[shape0-24]; a long value keeps pytest's id."""
+    if hasattr(val, "shape") and hasattr(val, "tolist") and not isinstance(val, type):  # an array
+        text = f"array({readable(val.tolist())})"
+    elif isinstance(val, (tuple, list, slice, dict, set, frozenset)):
+        text = readable(val)
+    else:
+        return None  # numbers, strings, None, functions and classes already read well
+    return text if len(text) <= CASE_ID_CHARS else None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -119,6 +119,26 @@ PLANTED: tuple[Planted, ...] = (
         False,
     ),
     Planted(
+        "2.5",
+        """result = list(index)
+    for dim in reversed(range(len(shape))):
+        if result[dim] + 1 < shape[dim]:
+            result[dim] += 1
+            return tuple(result)
+        result[dim] = 0
+    return None""",
+        """if all(i == size - 1 for i, size in zip(index, shape)):
+        return None
+    result = list(index)
+    result[-1] += 1
+    if result[-1] == shape[-1]:
+        result[-1] = 0
+        result[-2] += 1
+    return tuple(result)""",
+        "carries into the dim before the last only, never further: (0, 2, 3) steps to (0, 3, 0)",
+        False,
+    ),
+    Planted(
         "2.6",
         "if size != 1 and stride != expected:",
         "if stride != expected:",
@@ -375,6 +395,13 @@ PLANTED: tuple[Planted, ...] = (
         "messages = sender * alpha",
         "forgets the features dim of alpha: [E, H] meets [E, H, DA] from the right",
         True,
+    ),
+    Planted(
+        "6.11",
+        "alpha = segment_softmax(logits, targets, nodes)",
+        "alpha = segment_softmax(logits, sources, nodes)",
+        "groups the softmax by source: the weights leaving a node sum to 1, not those reaching it",
+        False,
     ),
 )
 

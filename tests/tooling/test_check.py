@@ -45,6 +45,7 @@ from tenxor.course.engine.runner import summary_repr
 from tenxor.course.failure import Failure
 from tenxor.course.hints import HINTS
 from tenxor.course.remembered import REMEMBERED_FILE, fingerprints
+from tenxor.creation import tensor
 from tests.tooling.submissions import (
     ROOT,
     copy_of_reference,
@@ -182,6 +183,30 @@ return tuple(strides)
     assert "Regex" not in text
 
 
+class NumberedCases:
+    """Collects the cases pytest named by a parameter's name and a number (shape0)."""
+
+    def __init__(self) -> None:
+        self.numbered: list[str] = []
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            spec = getattr(item, "callspec", None)
+            names = "|".join(map(re.escape, getattr(spec, "params", {})))
+            if names and re.search(rf"(^|-)({names})\d+(-|$)", spec.id):
+                self.numbered.append(item.nodeid)
+
+
+def test_every_case_of_an_exercise_test_is_named_by_its_values():
+    """A parametrized case's id is its values, as reports write them: test_x[(2, -1, 4)-24],
+    never pytest's numbered names such as test_x[shape0-24]."""
+    found = NumberedCases()
+    ignored = [f"--ignore={ROOT / 'tests' / folder}" for folder in ("tooling", "hidden")]
+    options = ["--collect-only", "-q", "-p", "no:cacheprovider", str(ROOT / "tests"), *ignored]
+    assert pytest.main(options, plugins=[found]) == 0
+    assert not found.numbered, "cases named by numbers:\n" + "\n".join(found.numbered[:10])
+
+
 def test_an_exercises_test_files_are_its_chapters_then_those_spanning_the_chapters():
     for item in CATALOG:
         files = ordered_test_files(ROOT, item)
@@ -236,6 +261,86 @@ def test_a_key_in_a_report_is_written_as_between_brackets():
             ((slice(3, 5),), "(3:5,)")]  # fmt: skip
     for key, written in keys:
         assert call_of(select, ("L", key), {}) == f"select(layout='L', key={written})"
+
+
+def test_a_call_is_never_cut_inside_an_argument():
+    """A long call shows its longest arguments in brief (a tensor by shape and dtype, a long
+    list by its length, a function by its name), each one whole, and keeps the short ones."""
+    from tenxor.core import Layout
+    from tenxor.course.engine.explain import CALL_CHARS, call_text
+
+    def tag(value: object) -> object:
+        return value
+
+    big = tensor([[0.5] * 30] * 4)
+    layout = Layout((2, 3), (1, 2), 1)
+    arguments = [("fn", tag), ("data", [0.25] * 40), ("layout", layout), ("t", big),
+                 ("pairs", [(list(range(24)), layout)])]  # fmt: skip
+    text = call_text("zip_values", arguments)
+    assert text == (
+        "zip_values(fn=tag, data=<list of 40 items>, "
+        "layout=Layout(shape=(2, 3), strides=(1, 2), offset=1), "
+        "t=<Tenxor of shape (4, 30), dtype float64>, "
+        "pairs=[(<list of 24 items>, Layout(shape=(2, 3), strides=(1, 2), offset=1))])"
+    ), text
+    short = call_text("numel", [("shape", (2, 3))])
+    assert short == "numel(shape=(2, 3))" and len(short) < CALL_CHARS
+
+
+def planted_report(tmp_path: Path, exercise_id: str, mistake: str) -> str:
+    """check's report of exercise `exercise_id` with the planted answer whose mistake starts
+    with `mistake`, in a copy of the reference."""
+    from tests.tooling.planted import PLANTED, plant
+
+    answer = next(a for a in PLANTED if a.exercise == exercise_id and a.mistake.startswith(mistake))
+    course = copy_of_reference(tmp_path / "course")
+    plant(course, answer)
+    state, text = checked(exercise_id, course)
+    assert state == FAILING, text
+    return text.split("First failure, ")[1]
+
+
+def test_a_walk_that_goes_wrong_shows_the_step_that_led_there(tmp_path):
+    """A next_index that carries one place only returns (0, 3, 0) after (0, 2, 3): the report
+    shows that call and its result, not the next call raising on (0, 3, 0) as it should."""
+    first = planted_report(tmp_path, "2.5", "carries into the dim before the last only")
+    assert "call:     next_index(index=(0, 2, 3), shape=(2, 3, 4))" in first, first
+    assert "returned: (0, 3, 0)" in first, first
+    assert "(0, 3, 0) is not an index of shape (2, 3, 4)" in " ".join(first.split()), first
+    assert "no error is due" not in first, first
+
+
+def test_an_error_raised_where_a_value_is_due_shows_that_value(tmp_path):
+    """A next_index that raises after the last index is shown the None that was due."""
+    first = planted_report(tmp_path, "2.5", "raises IndexError after the last index")
+    assert "call:     next_index(index=(1, 2, 3), shape=(2, 3, 4))" in first, first
+    assert re.search(r"^\s+expected: +None$", first, re.M), first
+
+
+def test_a_generator_is_shown_by_what_it_yielded(tmp_path):
+    first = planted_report(tmp_path, "4.3", "wraps a dim back")
+    assert "returned: a generator that yielded [1, 3, 5, 0, 2, 4]" in first, first
+
+
+@pytest.mark.parametrize(
+    ("mistake", "rule"),
+    [("groups the softmax by source", "grouped by target"),
+     ("adds a self loop per node but keeps", "each self loop counted once")],
+)  # fmt: skip
+def test_the_rule_shown_is_the_one_the_wrong_step_broke(tmp_path, mistake, rule):
+    """gatv2_edges has several steps; the report's rule is the one its output went off at."""
+    first = " ".join(planted_report(tmp_path, "6.11", mistake).split())
+    assert rule in first, first
+    other = "each self loop counted once" if rule == "grouped by target" else "grouped by target"
+    assert other not in first, first
+
+
+def test_bit_patterns_are_shown_in_hex_in_the_call_the_result_and_the_case(tmp_path):
+    """1.2's messages write patterns in hex; its call, result and case do too."""
+    first = planted_report(tmp_path, "1.2", "rounds every tie up")
+    assert re.search(r"^\s+call: +round_to_bfloat16\(bits32=0x[0-9a-f]+\)$", first, re.M), first
+    assert re.search(r"^\s+returned: +0x[0-9a-f]+$", first, re.M), first
+    assert not re.search(r"\b\d{5,}\b", first), f"a pattern in decimal:\n{first}"
 
 
 def test_an_error_in_provided_code_names_the_learners_function_and_what_it_returned(tmp_path):
@@ -369,6 +474,9 @@ def test_a_loop_that_never_ends_is_stopped_with_the_exercise_and_the_limit(tmp_p
     assert status.state == FAILING
     assert "The tests of exercise 1.1 were stopped after 2 s" in text, text
     assert f"raised at {BY_ID['1.1'].path}:" in text  # the line the loop was on
+    first = text.split("First failure, ")[1]
+    assert re.search(r"^\s+call: +numel\(shape=.*\)\n\s+\(still running when it was stopped\)$",
+                     first, re.M), first  # fmt: skip
 
 
 def test_a_loop_that_swallows_the_stop_is_killed_from_outside(tmp_path):

@@ -6,6 +6,8 @@ raises, the line reported is in the exercise's own function."""
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import io
 import re
 from collections.abc import Iterator
@@ -13,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tenxor.course.catalog import BY_ID, CATALOG
+from tenxor.course.catalog import BY_ID, CATALOG, Exercise
 from tenxor.course.check import FAILING, check_exercise
 from tests.tooling.planted import PLANTED, Planted, plant
 from tests.tooling.submissions import copy_of_reference
@@ -66,6 +68,20 @@ def test_the_report_of_a_planted_answer_states_call_result_and_expectation(
     assert "expected" in first, f"the report does not say what was expected:\n{first}"
     assert not DRAW.search(first), first
     assert not PYTEST_ID.search(report), report
+    assert " ... " not in call[0], f"an argument of the call is cut in the middle:\n{call[0]}"
     if answer.raises:
         line = re.search(rf"raised at {re.escape(item.path)}:\d+ in (?P<function>\w+)", first)
         assert line and line["function"] == item.function, first
+        assert "a result: no error is due" not in first, (
+            f"the report does not show the value due where the learner's code raised:\n{first}"
+        )
+    if is_generator_function(item):
+        returned = re.search(r"^\s+returned: +(?P<value>.*)$", first, re.M)
+        assert returned and returned["value"].startswith("a generator that"), (
+            f"a generator's report does not say what it yielded:\n{first}"
+        )
+
+
+def is_generator_function(item: Exercise) -> bool:
+    """Whether the exercise's reference function is a generator function."""
+    return inspect.isgeneratorfunction(getattr(importlib.import_module(item.module), item.function))

@@ -17,7 +17,7 @@ import re
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
 from types import CodeType, FrameType, TracebackType
 from typing import Any
@@ -27,7 +27,8 @@ from ..failure import Failure, Mismatch, WrongError, error_in_words, shown
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
 MESSAGE_LINES, MESSAGE_CHARS = 8, 800
-ARGUMENT_CHARS = 100  # each argument of a call is shortened to this
+CALL_CHARS = 160  # a longer call shows its longest arguments in brief, each one whole
+WHOLE_ITEMS = 1000  # a container with more items than this is always shown in brief
 NESTED_DETAIL = re.compile(r"^\s*\+ {4,}\S")  # pytest's deeper "+  where" lines
 ADVICE = re.compile(r"(use '?-vv?'?|-vv to show|use -v to get)", re.IGNORECASE)
 FULL_DIFF = re.compile(r"^\s*Full diff:")
@@ -295,14 +296,88 @@ def exercise_codes() -> dict[CodeType, Exercise]:
     return codes
 
 
+def function_name(value: object) -> str | None:
+    """How a function is written in code: `tag`, `operator.mul`, `sum`; None for a value that
+    is not a function."""
+    if not callable(value) or not hasattr(value, "__qualname__") or isinstance(value, type):
+        return None
+    module = getattr(value, "__module__", None) or "builtins"
+    name = value.__qualname__.rsplit(".", 1)[-1]
+    if module in ("builtins", "_operator"):
+        return name if module == "builtins" else f"operator.{name}"
+    return name
+
+
+def in_brief(value: object) -> str:
+    """A value in a few words that are never cut: a tensor by its shape and dtype, a long
+    list by its length, a short list or tuple by its items in brief.
+
+    >>> in_brief(([0.5] * 24, (2, 3, 4)))
+    '(<list of 24 items>, (2, 3, 4))'
+    """
+    named = function_name(value)
+    if named is not None:
+        return named
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        dtype_name = getattr(dtype, "name", dtype)
+        return f"<{type(value).__name__} of shape {tuple(shape)}, dtype {dtype_name}>"
+    if type(value) in (list, tuple) and len(value) <= 4:  # type: ignore[arg-type]
+        items = [in_brief(item) for item in value]  # type: ignore[union-attr]
+        if type(value) is list:
+            return f"[{', '.join(items)}]"
+        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+    if isinstance(value, (list, tuple, dict, set, frozenset)):
+        return f"<{type(value).__name__} of {len(value)} items>"
+    if is_dataclass(value) and not isinstance(value, type):
+        parts = [f"{f.name}={in_brief(getattr(value, f.name))}" for f in fields(value)]
+        text = f"{type(value).__name__}({', '.join(parts)})"
+    else:
+        text = shown(value, 10 * CALL_CHARS)
+    return text if len(text) <= CALL_CHARS else f"<{type(value).__name__}>"
+
+
+def argument_in_full(value: object) -> str:
+    """An argument as the call shows it while the call is short enough: its repr, whole (a
+    function by its name)."""
+    named = function_name(value)
+    if named is not None:
+        return named
+    if isinstance(value, (list, tuple, dict, set, frozenset)) and len(value) > WHOLE_ITEMS:
+        return in_brief(value)
+    return shown(value, 10 * CALL_CHARS)
+
+
+def call_text(function: str, arguments: list[tuple[str, object]]) -> str:
+    """A call in words, its arguments by name: while it is longer than CALL_CHARS, its longest
+    argument is shown in brief instead, so no argument is ever cut in the middle.
+
+    >>> call_text("read_values", [("data", [0.5] * 40), ("layout", (2, 20))])
+    'read_values(data=<list of 40 items>, layout=(2, 20))'
+    """
+    texts = [argument_in_full(value) for _, value in arguments]
+    briefed: set[int] = set()
+    while sum(map(len, texts)) + 4 * len(texts) + len(function) > CALL_CHARS:
+        longest = max(
+            (k for k in range(len(texts)) if k not in briefed),
+            key=lambda k: len(texts[k]),
+            default=None,
+        )
+        if longest is None:
+            break
+        texts[longest] = in_brief(arguments[longest][1])
+        briefed.add(longest)
+    joined = ", ".join(f"{name}={text}" for (name, _), text in zip(arguments, texts))
+    return f"{function}({joined})"
+
+
 def call_in_words(frame: FrameType) -> str:
     """A call as it was made, its arguments by name: "unsqueeze_layout(layout=..., dim=0)"."""
     code = frame.f_code
     count = code.co_argcount + code.co_kwonlyargcount
     count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
     names = code.co_varnames[:count]
-    arguments = ", ".join(f"{n}={shown(frame.f_locals.get(n), ARGUMENT_CHARS)}" for n in names)
-    return f"{code.co_name}({arguments})"
+    return call_text(code.co_name, [(name, frame.f_locals.get(name)) for name in names])
 
 
 def call_of(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -> str:
@@ -311,8 +386,12 @@ def call_of(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -
         named = inspect.signature(function).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):
         named = {**{f"argument {k}": value for k, value in enumerate(args)}, **kwargs}
-    arguments = ", ".join(f"{n}={shown(value, ARGUMENT_CHARS)}" for n, value in named.items())
-    return f"{function.__name__}({arguments})"
+    return call_text(function.__name__, list(named.items()))
+
+
+def yields(frame: FrameType) -> bool:
+    """Whether a frame that is being left yields a value (and will take up again)."""
+    return dis.opname[frame.f_code.co_code[frame.f_lasti]] == "YIELD_VALUE"
 
 
 def returns_normally(frame: FrameType) -> bool:
@@ -321,20 +400,39 @@ def returns_normally(frame: FrameType) -> bool:
     return dis.opname[frame.f_code.co_code[frame.f_lasti]] in RETURNS
 
 
+def is_generator(code: CodeType) -> bool:
+    """Whether `code` is a generator function's: its calls yield rather than return."""
+    return bool(code.co_flags & inspect.CO_GENERATOR)
+
+
+def yielded_in_words(values: list[Any], finished: bool) -> str:
+    """What a generator call gave, as the report says it."""
+    if finished:
+        return f"a generator that yielded {shown(values)}"
+    return f"a generator that had yielded {shown(values)} when the test stopped taking items"
+
+
 def watched_calls(run: Callable[[], Any], codes: dict[CodeType, Exercise]) -> list[Call]:
-    """Run `run`, watching the functions of `codes`: their calls, in the order they ended."""
+    """Run `run`, watching the functions of `codes`: their calls, in the order they ended (a
+    generator's call ends when it is exhausted, or when the run ends before)."""
     pending: dict[FrameType, Call] = {}
+    yielded: dict[FrameType, list[Any]] = {}
     ended: list[Call] = []
 
     def watch(frame: FrameType, event: str, value: Any) -> None:
         if frame.f_code not in codes:
             return
-        if event == "call":
+        if event == "call" and frame not in pending:  # not a generator taking up again
             pending[frame] = Call(codes[frame.f_code], call_in_words(frame))
         elif event == "return" and frame in pending:
+            generator = is_generator(frame.f_code)
+            if generator and yields(frame):
+                yielded.setdefault(frame, []).append(value)
+                return
             call = pending.pop(frame)
             if returns_normally(frame):
-                call.returned = shown(value)
+                items = yielded.pop(frame, [])
+                call.returned = yielded_in_words(items, True) if generator else shown(value)
             else:
                 call.raised = True
             ended.append(call)
@@ -346,6 +444,10 @@ def watched_calls(run: Callable[[], Any], codes: dict[CodeType, Exercise]) -> li
         pass
     finally:
         sys.setprofile(None)
+    for frame, call in pending.items():
+        if frame in yielded:
+            call.returned = yielded_in_words(yielded[frame], False)
+            ended.append(call)
     return ended
 
 
@@ -426,8 +528,10 @@ def explained(
     expected = record.expected
     if expected is None and record.raised:
         expected = expected_in_test(leaf, root)
+    stopped = any(isinstance(leaf, TimeLimitExceeded) for leaf in found)
     return replace(
         record,
+        call=running_call(leaf, root, exercise) if stopped else record.call,
         expected=expected,
         message=first_lines(record.message),
         line=line,
@@ -435,8 +539,19 @@ def explained(
         case=case,
         example=example_of(error, leaf),
         unfinished=unfinished[0] if all(unfinished) else None,
-        timed_out=any(isinstance(leaf, TimeLimitExceeded) for leaf in found),
+        timed_out=stopped,
     )
+
+
+def running_call(error: BaseException, root: Path, exercise: str) -> str | None:
+    """The call of the exercise's function that was running when `error` stopped it (its
+    innermost one), in words."""
+    running = [
+        frame
+        for frame, _ in package_frames(error, root)
+        if (item := exercise_at(frame, root)) is not None and item.id == exercise
+    ]
+    return call_in_words(running[-1]) if running else None
 
 
 def with_calls(record: Failure, exercise: str, calls: list[Call], provided: bool) -> Failure:

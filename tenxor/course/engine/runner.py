@@ -27,8 +27,8 @@ from typing import IO, Any
 
 import pytest
 
-from ..failure import Failure, shown
-from ..markers import exercise_of
+from ..failure import Failure, ints_in_hex, shown
+from ..markers import BIT_PATTERNS, exercise_of
 from .explain import (
     UNFINISHED,
     TimeLimitExceeded,
@@ -50,16 +50,21 @@ CASE_VALUE_CHARS = 60
 PYTEST_SUMMARY_CHARS = (80 - 15 - 2 - 2) // 2  # how much of each side pytest shows for ==
 
 
+def case_value(value: object) -> str:
+    """One value of a case as the report writes it: a function or a class by its name (they
+    print as addresses), anything else by its repr."""
+    if inspect.isroutine(value) or inspect.isclass(value):
+        return getattr(value, "__name__", shown(value))
+    return shown(value, CASE_VALUE_CHARS)
+
+
 def case_in_words(item: pytest.Item) -> str | None:
-    """A parametrized test's case as its values: "shape=(2, 3), dim=1"; by the id its test
-    gave it where a value is a function or a class, which print as addresses."""
+    """A parametrized test's case as its values: "shape=(2, 3), dim=1", "dtype=int64"."""
     callspec = getattr(item, "callspec", None)
     params = getattr(callspec, "params", None)
     if not params:
         return None
-    if any(inspect.isroutine(value) or inspect.isclass(value) for value in params.values()):
-        return callspec.id
-    return ", ".join(f"{name}={shown(value, CASE_VALUE_CHARS)}" for name, value in params.items())
+    return ", ".join(f"{name}={case_value(value)}" for name, value in params.items())
 
 
 def summary_repr(value: object) -> str:
@@ -205,6 +210,10 @@ class Recorder:
     def record(self, item: pytest.Item, error: BaseException) -> Failure:
         """The record of a failed test; the first one of an `--explain` run is run again,
         watching the learner's functions, to name the call that went wrong."""
+        with ints_in_hex(item.get_closest_marker(BIT_PATTERNS) is not None):
+            return self.explained_record(item, error)
+
+    def explained_record(self, item: pytest.Item, error: BaseException) -> Failure:
         exercise = exercise_of(item)
         found = explained(
             error, self.root, exercise, self.seconds, self.memory_mb, case_in_words(item)
