@@ -840,6 +840,9 @@ class CountedStorage(Sequence):
         self.reads[0] += 1
         return self.values[key]
 
+    def __repr__(self) -> str:
+        return f"<counted storage of {len(self.values)} elements>"
+
 
 @pytest.mark.exercise("5.4")
 @pytest.mark.parametrize("dims", [-1, 1, (0, 2), None])
@@ -885,8 +888,8 @@ def test_combine_fold_values_reads_a_row_at_a_time_as_fold_reaches_it(dims):
                     f"element {g}"
                 )
                 rows_begun = "1 row" if begun == 1 else f"{begun} rows"
-                due = Words(f"at most {count * begun} (one per operand for each of the "
-                            f"{rows_begun} begun; {where})")  # fmt: skip
+                due = Words(f"at most {count * begun} (one read per operand and row: {count} "
+                            f"operands, {rows_begun} begun; {where})")  # fmt: skip
                 raise Mismatch(what, got, due, rule)
     total = counted[0]
     if total > count * rows * len(taken):
