@@ -373,6 +373,27 @@ def masked_softmax_reference(x: np.ndarray, mask: np.ndarray, axis: int) -> np.n
     return np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
 
 
+class Scripted:
+    """Stands in for hypothesis's `data` in an explicit example: each draw gives the value
+    named by its label, so a test that draws inside is tried on a chosen case first.
+
+        @given(data=st.data())
+        @example(data=Scripted(kind="float64", case=TYPICAL_CASE))
+        def test_x(data):
+            kind = data.draw(KINDS, label="kind")  # "float64" in the example
+    """
+
+    def __init__(self, **values: object) -> None:
+        self.values = values
+
+    def draw(self, strategy: object, label: str) -> object:
+        """The value of the example named `label` (the strategy is not drawn from)."""
+        return self.values[label]
+
+    def __repr__(self) -> str:
+        return ", ".join(f"{label}: {value!r}" for label, value in self.values.items())
+
+
 def at_most_examples(limit: int) -> settings:
     """Settings for a costly property test: the profile's example count, capped at `limit`."""
     return settings(max_examples=min(limit, settings().max_examples))

@@ -29,6 +29,7 @@ from tenxor.strides import Layout
 from tests.support import (
     Case,
     Mismatch,
+    Scripted,
     assert_same,
     at_most_examples,
     broadcastable_shapes,
@@ -418,11 +419,13 @@ def test_walk_offsets_examples(layout):
 
 
 @pytest.mark.exercise("4.4")
-@pytest.mark.parametrize("kind", ["float", "int", "bool"])
-@given(data=st.data())
-def test_read_values_matches_numpy_ravel(kind, data):
+@given(st.sampled_from(["float", "int", "bool"]).flatmap(lambda kind: cases(kind=kind)))
+@example(Case(example_values(8), Layout((2, 3), (1, 2), 1)))  # typical: column-major, offset
+@example(Case(example_values(8, "int"), Layout((2, 2, 2), (4, 0, -1), 1)))  # stride 0, negative
+@example(Case(example_values(8, "bool"), Layout((), (), 3)))  # the corners: 0-d, and size 0
+@example(Case(example_values(8), Layout((2, 0, 3), (3, 3, 1), 0)))
+def test_read_values_matches_numpy_ravel(case):
     """All layouts (negative, zero and gap strides, offsets, 0-d, size 0): ravel() order."""
-    case = data.draw(cases(kind=kind), label="case")
     expected = case.array.ravel().tolist()
     result = read_values(case.buffer.tolist(), case.layout)
     expect("type of the values read", type(result).__name__, "list")
@@ -535,6 +538,8 @@ UNARY = {
 @pytest.mark.parametrize("name", list(UNARY))
 @at_most_examples(50)
 @given(data=st.data())
+@example(data=Scripted(kind="float64", case=Case(example_values(8), Layout((2, 3), (1, 2), 1))))
+@example(data=Scripted(kind="int64", case=Case(example_values(6, "int"), Layout((3,), (-2,), 5))))
 def test_unary_methods_match_numpy(name, data):
     """exp, log, relu, leaky_relu and unary minus: NumPy's values and dtype (int -> float64
     for exp/log/leaky_relu, float32 stays float32), -inf/nan from log of 0/negatives."""
@@ -619,6 +624,7 @@ CONVERSIONS = [
 @pytest.mark.parametrize("kind, target", CONVERSIONS, ids=[f"{k}-{t}" for k, t in CONVERSIONS])
 @at_most_examples(50)
 @given(data=st.data())
+@example(data=Scripted(case=Case(example_values(8), Layout((2, 3), (1, 2), 1))))
 def test_to_dtype_matches_numpy_astype(kind, target, data):
     """`to(dtype)` (a DType or its name) is a copy like NumPy's astype: floats truncate
     toward zero, nonzero is True, float64 rounds to float32."""
@@ -882,8 +888,18 @@ def test_operators_reject_bad_operands_with_clear_errors():
         _ = base**-2
 
 
+WHERE_EXAMPLE = {
+    "shapes of c, a, b": ((2, 1, 3), (3,), (2, 1, 1)),
+    "c": Case(example_values(8), Layout((2, 1, 3), (1, 0, 2), 1)),
+    "a": Case(example_values(4), Layout((3,), (1,), 0)),
+    "kind of b": "int",
+    "b": Case(example_values(4, "int"), Layout((2, 1, 1), (-2, 0, 0), 3)),
+}
+
+
 @pytest.mark.exercise("4.6")
 @given(data=st.data())
+@example(data=Scripted(**WHERE_EXAMPLE))
 def test_where_picks_from_three_broadcast_operands(data):
     """where(c > 0, a, b) over three independently drawn broadcast layouts is np.where; an
     int64 b with a float64 a gives float64."""

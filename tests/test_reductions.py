@@ -30,6 +30,7 @@ from tests.support import (
     NUMPY_DTYPES,
     Case,
     Mismatch,
+    Scripted,
     assert_same,
     at_most_examples,
     broadcastable_shapes,
@@ -194,6 +195,17 @@ def pick_dim(draw: st.DrawFn, shape: tuple[int, ...]) -> int:
     return dim
 
 
+# The typical case an explicit example tries first: a [2, 3, 4] tensor read column-major from
+# an offset, so that a wrong walk shows in its values.
+TYPICAL = Case(np.arange(25.0) % 7 - 3, Layout((2, 3, 4), (1, 2, 6), 1))
+TYPICAL_INTS = Case(np.arange(25) % 7 - 3, Layout((2, 3, 4), (1, 2, 6), 1))
+
+
+def typical_values(shape: tuple[int, ...]) -> np.ndarray:
+    """Small floats of both signs in `shape`, for a typical explicit example."""
+    return (np.arange(int(np.prod(shape))) % 7 - 3.0).reshape(shape)
+
+
 # ---------------------------------------------------------------------------------------------
 # 5.1 reduce_values, sum, max, min
 # ---------------------------------------------------------------------------------------------
@@ -287,6 +299,8 @@ def test_reduce_values_rejects_bad_dims_naming_them(dims, error):
 
 @pytest.mark.exercise("5.1")
 @given(data=st.data())
+@example(data=Scripted(kind="float", case=TYPICAL, dims=1, keepdim=False))
+@example(data=Scripted(kind="int", case=TYPICAL_INTS, dims=(2, 0), keepdim=True))
 def test_tensor_sum_matches_numpy_with_its_dtype(data):
     """sum over dims with keepdim: float64 stays float64, int32/int64/bool sums are int64."""
     kind = data.draw(st.sampled_from(["float", "int", "int32", "bool"]), label="kind")
@@ -309,6 +323,7 @@ def test_tensor_sum_matches_numpy_with_its_dtype(data):
 @pytest.mark.exercise("5.1")
 @pytest.mark.parametrize("name", ["max", "min"])
 @given(data=st.data())
+@example(data=Scripted(case=TYPICAL, dims=-1, keepdim=False))
 def test_tensor_max_and_min_match_numpy_including_nan(name, data):
     """max/min with NaNs planted: NaN propagates; an empty group raises ValueError like NumPy."""
     case = data.draw(cases_with_nans(), label="case")
@@ -384,6 +399,7 @@ def test_sum_over_size_zero_and_size_one_dims(keepdim):
 
 @pytest.mark.exercise("5.2")
 @given(data=st.data())
+@example(data=Scripted(kind="float", case=TYPICAL, dims=(0, 2), keepdim=False))
 def test_mean_matches_numpy(data):
     """mean over dims with keepdim: NumPy's values and dtype (float64 for int and bool
     input), nan for an empty group."""
@@ -468,6 +484,7 @@ def test_first_largest_position_examples(group):
 
 @pytest.mark.exercise("5.3")
 @given(data=st.data())
+@example(data=Scripted(kind="int", case=TYPICAL_INTS, dim=1, keepdim=False))
 def test_tensor_argmax_matches_numpy(data):
     """argmax over None (a flat index) or one dim, keepdim too: np.argmax, int64; ties
     (common in int tensors) give the first; NaN wins; no elements is a ValueError."""
@@ -983,9 +1000,20 @@ DTYPE_PAIRS = [
 ]  # fmt: skip
 
 
+COMBINE_FOLD_EXAMPLE = {
+    "dtypes of t and u": ("int64", "float64", "float64"),
+    "shapes of t and u": ((2, 3, 4), (3, 1)),
+    "t": TYPICAL_INTS,
+    "u": Case(np.arange(4.0) - 1.5, Layout((3, 1), (1, 0), 0)),
+    "dims": 2,
+    "keepdim": False,
+}
+
+
 @pytest.mark.exercise("5.4")
 @at_most_examples(50)
 @given(data=st.data())
+@example(data=Scripted(**COMBINE_FOLD_EXAMPLE))
 def test_tensor_combine_fold_matches_numpy_with_the_promoted_dtype(data):
     """t.combine_fold(operator.mul, u, dim=dims, keepdim=keepdim) and tenxor.combine_fold of
     the same, on any layouts: NumPy's sums of products, of the operands' promoted dtype."""
@@ -1114,11 +1142,12 @@ def assert_matmul_close(
 @pytest.mark.parametrize("shape_a, shape_b", MATMUL_SHAPES, ids=compact)
 @at_most_examples(25)
 @given(data=st.data())
+@example(data=Scripted(a=None, b=None))  # both operands row-major, the typical case, first
 def test_matmul_matches_numpy_on_any_layouts(shape_a, shape_b, data):
     """Every NumPy case (1-D and N-D operands, broadcast batch dims, size-0 dims) with
     operands on random layouts (negative, zero and gap strides, offsets)."""
-    a = data.draw(cases(shape=shape_a), label="a")
-    b = data.draw(cases(shape=shape_b), label="b")
+    a = data.draw(cases(shape=shape_a), label="a") or contiguous_case(typical_values(shape_a))
+    b = data.draw(cases(shape=shape_b), label="b") or contiguous_case(typical_values(shape_b))
     expected = np.matmul(a.array, b.array)  # what a report shows as due if matmul raises
     result = matmul(a.tensor(), b.tensor())
     expect("dtype of matmul(a, b)", result.dtype, tenxor.float64, "float64 @ float64")
@@ -1216,6 +1245,7 @@ shifts = st.sampled_from([0.0, 1000.0, -1000.0])
 
 @pytest.mark.exercise("5.6")
 @given(data=st.data())
+@example(data=Scripted(case=TYPICAL, dim=1, shift=1000.0))
 def test_softmax_matches_a_stable_numpy_softmax(data):
     """softmax over any dim (negative too) of any layout, with logits near 0 or +-1000
     (where exp without subtracting the maximum overflows or underflows)."""
@@ -1263,6 +1293,7 @@ def test_softmax_of_huge_logits_has_no_nan():
 
 @pytest.mark.exercise("5.6")
 @given(cases(min_dims=1, kind="int"), st.data())
+@example(TYPICAL_INTS, Scripted(dim=-1))
 def test_softmax_of_ints_is_float64(case, data):
     """Integer logits give a float64 softmax."""
     dim = pick_dim(data.draw, case.layout.shape)
@@ -1284,8 +1315,19 @@ def test_softmax_rejects_a_dim_out_of_range_naming_it():
 # ---------------------------------------------------------------------------------------------
 
 
+MASKED_SOFTMAX_EXAMPLE = {
+    "case": TYPICAL,
+    "dim": 2,
+    "shift": 0.0,
+    "shape of the mask": (3, 4),
+    "mask": Case(np.arange(12) % 3 > 0, Layout((3, 4), (4, 1), 0)),
+    "mask dtype": np.bool_,
+}
+
+
 @pytest.mark.exercise("5.7")
 @given(data=st.data())
+@example(data=Scripted(**MASKED_SOFTMAX_EXAMPLE))
 def test_masked_softmax_matches_numpy(data):
     """Any layout and dim, a mask (bool, or 0/1 floats or ints) on its own layout that
     broadcasts to the logits, logits near 0 or +-1000: masked entries are exactly 0, fully

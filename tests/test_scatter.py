@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import tenxor
@@ -21,6 +21,7 @@ from tenxor.core import Tenxor
 from tenxor.scatter import gather_rows, index_reduce, segment_softmax
 from tests.support import (
     Mismatch,
+    Scripted,
     assert_rows_close,
     assert_same,
     at_most_examples,
@@ -174,6 +175,8 @@ def test_index_reduce_folds_repeated_rows_like_numpy(dtype, trailing, fold, ufun
 @pytest.mark.exercise("6.9")
 @at_most_examples(40)
 @given(data=st.data())
+@example(data=Scripted(rows=4, trailing=(2,), index=[1, 3, 1, -1, 0], seed=7))
+@example(data=Scripted(rows=3, trailing=(0,), index=[], seed=0))  # the corners: no rows, size 0
 def test_index_reduce_adds_like_np_add_at(data):
     count = data.draw(st.integers(1, 5), label="rows")
     trailing = tuple(data.draw(st.lists(st.integers(0, 3), max_size=2), label="trailing"))

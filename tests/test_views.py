@@ -668,8 +668,12 @@ INDEX_EXAMPLE = (
 )
 
 
-# the corner: an empty slice that starts past 0 leaves the storage offset where it was
-EMPTY_SLICE_EXAMPLE = (counting_case((5, 3), (3, 1), offset=2), (slice(4, 1), 1))
+# the corner: an empty slice moves the storage offset nowhere, also a reversed one, whose start
+# (-1 for a size-0 dim) would move it before the storage
+EMPTY_SLICE_EXAMPLE = (
+    counting_case((2, 0), (1, 1), offset=0),
+    (slice(None), slice(None, None, -1)),
+)
 
 
 @pytest.mark.exercise("3.5")

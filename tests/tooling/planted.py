@@ -282,6 +282,27 @@ PLANTED: tuple[Planted, ...] = (
         False,
     ),
     Planted(
+        "5.4",
+        "if len(row_starts) == 1:  # one row (one reduced dim, as in matmul), at the group's "
+        "start\n"
+        "        values = [fold(row(starts)) for starts in walk]\n"
+        "    else:\n"
+        "        values = [fold(group(starts)) for starts in walk]",
+        "values = [fold(iter(list(group(starts)))) for starts in walk]",
+        "combines each group into a list and hands fold an iterator over it",
+        False,
+    ),
+    Planted(
+        "5.4",
+        "return map(combine, *map(read_row, datas, starts, sizes, steps))",
+        "return (\n"
+        "            combine(*(d[s + k * step] for d, s, step in zip(datas, starts, steps)))\n"
+        "            for k in range(row_size)\n"
+        "        )",
+        "reads every element at its own offset instead of a row at a time",
+        False,
+    ),
+    Planted(
         "5.5",
         "right.transpose(-1, -2).unsqueeze(-3)",
         "right.unsqueeze(-3)",

@@ -6,6 +6,7 @@ the release as a learner installs it."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -15,8 +16,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,6 +208,28 @@ def test_every_case_of_an_exercise_test_is_named_by_its_values():
     options = ["--collect-only", "-q", "-p", "no:cacheprovider", str(ROOT / "tests"), *ignored]
     assert pytest.main(options, plugins=[found]) == 0
     assert not found.numbered, "cases named by numbers:\n" + "\n".join(found.numbered[:10])
+
+
+def property_tests() -> dict[str, Callable[..., Any]]:
+    """Every property test of an exercise in the public test files, by name."""
+    files = sorted({test for item in CATALOG for test in item.chapter.tests} | set(COURSE_TESTS))
+    found = {}
+    for file in files:
+        module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+        for name, test in vars(module).items():
+            exercise = [m for m in getattr(test, "pytestmark", []) if m.name == "exercise"]
+            if name.startswith("test_") and getattr(test, "is_hypothesis_test", False) and exercise:
+                found[f"{file}::{name}"] = test
+    return found
+
+
+def test_every_property_test_of_an_exercise_tries_explicit_examples_first():
+    """check tries a few generated examples; the typical case and the corners its exercise
+    names are explicit examples, which hypothesis tries first, in order, at any setting."""
+    tests = property_tests()
+    assert len(tests) > 50, sorted(tests)
+    bare = [name for name, test in tests.items() if not test.hypothesis_explicit_examples]
+    assert not bare, "property tests without an explicit example:\n" + "\n".join(bare)
 
 
 def test_an_exercises_test_files_are_its_chapters_then_those_spanning_the_chapters():

@@ -24,6 +24,7 @@ pytestmark = pytest.mark.provided
 
 PYTEST_ID = re.compile(r"\[[A-Za-z_]\w*\d+\]")  # how pytest names a case: [shape2], [key7]
 DRAW = re.compile(r"\bDraw \d+\b")
+SHAPE = re.compile(r"shape=\((?P<sizes>[^)]*)\)")  # a shape in a call, by its sizes
 
 
 @pytest.fixture(scope="module")
@@ -69,6 +70,10 @@ def test_the_report_of_a_planted_answer_states_call_result_and_expectation(
     assert not DRAW.search(first), first
     assert not PYTEST_ID.search(report), report
     assert " ... " not in call[0], f"an argument of the call is cut in the middle:\n{call[0]}"
+    if "size-0" not in answer.mistake:
+        sizes = [shape.replace(" ", "").split(",") for shape in SHAPE.findall(call[0])]
+        empty = [shape for shape in sizes if "0" in shape]
+        assert not empty, f"an empty example is shown where a typical one fails too:\n{first}"
     if answer.raises:
         line = re.search(rf"raised at {re.escape(item.path)}:\d+ in (?P<function>\w+)", first)
         assert line and line["function"] == item.function, first
