@@ -2,12 +2,19 @@
 
 The diagrams name their parts ("tensor/1,2", "storage/5", "arrow/tensor/1,2") with a
 data-name attribute. This module composes the nested SVG transforms to find where each
-part's box and arrow really end up, so tests can check the picture, not the code that drew it.
+part's box, arrow and text really end up, so tests can check the picture, not the code that
+drew it. Text is measured with the font a browser on this machine draws it in (the system's
+bold sans-serif, found with fontconfig and measured with Pillow), or estimated when that font
+is missing.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
@@ -15,16 +22,35 @@ SVG = "{http://www.w3.org/2000/svg}"
 Matrix = tuple[float, float, float, float, float, float]  # SVG's (a, b, c, d, e, f)
 IDENTITY: Matrix = (1, 0, 0, 1, 0, 0)
 NUMBERS = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+Point = tuple[float, float]
+Box = tuple[float, float, float, float]  # left, top, right, bottom
+ESTIMATED_WIDTH = 0.7  # of the font size per character, when no font can be measured
+
+
+@dataclass(frozen=True)
+class Label:
+    """A text as drawn on the page: its words, the box it covers, its size in pixels and the
+    names of the parts it belongs to (innermost last)."""
+
+    words: str
+    box: Box
+    pixels: float
+    owners: tuple[str, ...]
 
 
 @dataclass
 class Part:
-    """A named group: its boxes (x0, y0, x1, y1, fill), its lines and its texts, on the page."""
+    """A named group: its boxes (x0, y0, x1, y1, fill), its lines and its texts, on the page.
+
+    `routes` holds every open path as the points it passes through (an arrow's shaft, bends
+    and all); `lines` the first and last point of each, with its stroke in `strokes`."""
 
     boxes: list[tuple[float, float, float, float, str | None]] = field(default_factory=list)
     lines: list[tuple[tuple[float, float], tuple[float, float]]] = field(default_factory=list)
     strokes: list[tuple[str | None, float | None]] = field(default_factory=list)  # per line
     texts: list[str] = field(default_factory=list)
+    routes: list[list[Point]] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
 
     @property
     def box(self) -> tuple[float, float, float, float]:
@@ -39,6 +65,11 @@ class Part:
     def arrow(self) -> tuple[tuple[float, float], tuple[float, float]]:
         """Start and end of the arrow's shaft."""
         return self.lines[0]
+
+    @property
+    def route(self) -> list[Point]:
+        """The points the arrow's shaft passes through, from its start to its tip."""
+        return self.routes[0]
 
 
 def multiply(m: Matrix, n: Matrix) -> Matrix:
@@ -100,10 +131,21 @@ def stroke_of(style: str | None) -> tuple[str | None, float | None]:
 
 def parts(svg: str) -> dict[str, Part]:
     """Every named part of a diagram, by name."""
+    return read(svg)[0]
+
+
+def whole(svg: str) -> Part:
+    """Everything a diagram draws, named or not, as one part."""
+    return read(svg)[1]
+
+
+def read(svg: str) -> tuple[dict[str, Part], Part]:
+    """Every named part of a diagram by name, and everything it draws as one part."""
     found: dict[str, Part] = {}
+    everything = Part()
 
     def walk(element: ET.Element, matrix: Matrix, fill: str | None, stroke: tuple,
-             owners: list[Part]) -> None:  # fmt: skip
+             owners: list[tuple[str, Part]]) -> None:  # fmt: skip
         matrix = multiply(matrix, parse_transform(element.get("transform")))
         fill = fill_of(element.get("style")) or fill
         colour, width = stroke_of(element.get("style"))
@@ -111,26 +153,111 @@ def parts(svg: str) -> dict[str, Part]:
         name = element.get("data-name")
         if name is not None:
             found[name] = Part()
-            owners = [*owners, found[name]]
+            owners = [*owners, (name, found[name])]
         tag = element.tag.removeprefix(SVG)
-        if tag == "path" and owners:
+        if tag == "path":
             points, closed = path_points(element.get("d", ""))
             placed = [apply(matrix, x, y) for x, y in points]
-            for owner in owners:
+            for _, owner in owners:
                 if closed:
                     xs, ys = [p[0] for p in placed], [p[1] for p in placed]
                     owner.boxes.append((min(xs), min(ys), max(xs), max(ys), fill))
-                elif len(placed) == 2:
-                    owner.lines.append((placed[0], placed[1]))
+                elif len(placed) >= 2:
+                    owner.lines.append((placed[0], placed[-1]))
                     owner.strokes.append(stroke)
-        if tag == "text" and owners:
-            for owner in owners:
+                    owner.routes.append(placed)
+        if tag == "text":
+            drawn = placed_label(element, matrix, tuple(n for n, _ in owners[1:]))
+            for _, owner in owners:
                 owner.texts.append(element.text or "")
+                owner.labels.append(drawn)
         for child in element:
             walk(child, matrix, fill, stroke, owners)
 
-    walk(ET.fromstring(svg), IDENTITY, None, (None, None), [])
-    return found
+    walk(ET.fromstring(svg), IDENTITY, None, (None, None), [("", everything)])
+    return found, everything
+
+
+def placed_label(element: ET.Element, matrix: Matrix, owners: tuple[str, ...]) -> Label:
+    """Where a <text> element's words end up on the page, and how big they are drawn."""
+    style = element.get("style") or ""
+    size = re.search(r"font-size:\s*([-\d.e]+)", style)
+    scale = math.sqrt(abs(matrix[0] * matrix[3] - matrix[1] * matrix[2]))
+    pixels = (float(size.group(1)) if size else 16.0) * scale
+    words = element.text or ""
+    x, y = apply(matrix, 0.0, 0.0)
+    width = text_pixels(words, pixels)
+    left = x if "text-anchor:start" in style.replace(" ", "") else x - width / 2
+    return Label(words, (left, y - pixels / 2, left + width, y + pixels / 2), pixels, owners)
+
+
+@functools.cache
+def bold_font_file() -> str | None:
+    """The file of the bold sans-serif font this machine draws text in, or None."""
+    if shutil.which("fc-match") is None:
+        return None
+    done = subprocess.run(["fc-match", "-f", "%{file}", "sans-serif:bold"],
+                          capture_output=True, text=True)  # fmt: skip
+    return done.stdout.strip() or None
+
+
+@functools.cache
+def text_pixels(words: str, pixels: float) -> float:
+    """How wide `words` are drawn at a font size of `pixels`."""
+    path = bold_font_file()
+    if path is not None:
+        try:
+            from PIL import ImageFont
+
+            return ImageFont.truetype(path, 100).getlength(words) * pixels / 100
+        except (ImportError, OSError):
+            pass
+    return ESTIMATED_WIDTH * pixels * len(words)
+
+
+def page_width(svg: str) -> float:
+    """The width the picture asks to be shown at, in pixels."""
+    return float(ET.fromstring(svg).get("width"))
+
+
+def segment_distance(point: Point, start: Point, end: Point) -> float:
+    """The distance from `point` to the segment from `start` to `end`."""
+    (px, py), (x0, y0), (x1, y1) = point, start, end
+    dx, dy = x1 - x0, y1 - y0
+    length = dx * dx + dy * dy
+    t = 0.0 if length == 0 else max(0.0, min(1.0, ((px - x0) * dx + (py - y0) * dy) / length))
+    return math.hypot(px - (x0 + t * dx), py - (y0 + t * dy))
+
+
+def route_distance(point: Point, route: list[Point]) -> float:
+    """The distance from `point` to the nearest segment of `route`."""
+    return min(segment_distance(point, a, b) for a, b in zip(route, route[1:]))
+
+
+def crosses_box(start: Point, end: Point, box: Box) -> bool:
+    """Whether the segment from `start` to `end` passes through the inside of `box` (touching
+    its outline does not count): the segment clipped to the box keeps a length."""
+    (x0, y0), (x1, y1) = start, end
+    low, high = 0.0, 1.0
+    for delta, origin, lower, upper in ((x1 - x0, x0, box[0], box[2]),
+                                         (y1 - y0, y0, box[1], box[3])):  # fmt: skip
+        if abs(delta) < 1e-12:
+            if not lower < origin < upper:
+                return False
+            continue
+        a, b = (lower - origin) / delta, (upper - origin) / delta
+        low, high = max(low, min(a, b)), min(high, max(a, b))
+    return high - low > 1e-9
+
+
+def crosses_disc(start: Point, end: Point, centre: Point, radius: float) -> bool:
+    """Whether the segment from `start` to `end` passes through the inside of a circle."""
+    return segment_distance(centre, start, end) < radius
+
+
+def shrunk(box: Box, by: float) -> Box:
+    """`box` with each side moved `by` pixels inwards (outwards when `by` is negative)."""
+    return box[0] + by, box[1] + by, box[2] - by, box[3] - by
 
 
 def inside(point: tuple[float, float], box: tuple[float, float, float, float], slack: float = 1.0):
