@@ -8,9 +8,10 @@ The bytes come from NumPy (and ml_dtypes for bfloat16), not from the course's ex
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
-from .layouts import format_value, palette
-from .parts import SMALL_SIZE, Block, block_of, caption, stack
+from .layouts import palette
+from .parts import CAPTION_SIZE, SMALL_SIZE, Block, block_of, caption, stack
 from .render import Picture, render
 from .shapes import FAINT, INK, Diagram, box, concat, label
 
@@ -22,6 +23,7 @@ FLOAT_BITS = {  # dtype: (exponent bits, fraction bits); one sign bit in front
 BIT_FILLS = {"sign": "#f4a6a6", "exponent": "#a6c8f4", "fraction": "#c8f0a6"}
 BYTE = 1.0
 BIT = 0.42
+EXACT_DIGITS = 8  # a stored value is written exactly when it takes no more digits
 
 
 def stored(values: Sequence[float], dtype: str) -> tuple[bytes, list[float]]:
@@ -38,6 +40,23 @@ def stored(values: Sequence[float], dtype: str) -> tuple[bytes, list[float]]:
         array = np.array(values, dtype=np.dtype(dtype).newbyteorder("<"))
         raw = array.tobytes()
     return raw, [float(v) for v in array.astype(np.float64)]
+
+
+def stored_text(value: float, dtype: str) -> str:
+    """The value an element's bytes hold, written for its label: exactly when that takes at
+    most EXACT_DIGITS significant digits (bfloat16 keeps 3.140625 of 3.14159), else the
+    shortest decimal that is stored as the same bytes (3.14159 for float32)."""
+    exact = Decimal(value)
+    if not exact.is_finite():
+        return str(value)
+    if len(exact.normalize().as_tuple().digits) <= EXACT_DIGITS:
+        return format(exact.normalize(), "f")
+    raw = stored([value], dtype)[0]
+    for digits in range(1, 18):
+        text = f"{value:.{digits}g}"
+        if stored([float(text)], dtype)[0] == raw:
+            return text
+    return repr(value)
 
 
 def bit_parts(dtype: str) -> list[str]:
@@ -64,9 +83,9 @@ def byte_row(dtype: str, raw: bytes, kept: Sequence[float], chosen: int) -> Bloc
     for element, value in enumerate(kept):
         first, last = centres[element * itemsize][0], centres[(element + 1) * itemsize - 1][0]
         mark = "▲ " if element == chosen else ""
-        parts.append(label(f"{mark}[{element}] {format_value(value)}", SMALL_SIZE, INK)
-                     .translate((first + last) / 2, 0.8))  # fmt: skip
-    return block_of(concat(parts), centres, extra=0.8)
+        words = f"{mark}[{element}] {stored_text(value, dtype)}"
+        parts.append(label(words, CAPTION_SIZE, INK).translate((first + last) / 2, 0.85))
+    return block_of(concat(parts), centres, extra=0.9)
 
 
 def bit_strip(dtype: str, raw: bytes, itemsize: int, chosen: int) -> Block:
@@ -110,7 +129,7 @@ def bytes_diagram(
     gaps = [1.2 if k and k % 4 == 0 else 0.5 for k in range(1, len(blocks))]
     placed = stack(blocks, gaps)
     description = (
-        f"{format_value(float(values[chosen]))} stored as {' and as '.join(dtypes)}: "
+        f"{float(values[chosen])!r} stored as {' and as '.join(dtypes)}: "
         "bytes in storage and the bits of one element"
     )
     return render(concat([block.diagram for block in placed]), description)

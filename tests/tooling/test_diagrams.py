@@ -8,8 +8,10 @@ index reads: an oracle that owes nothing to tenxor or to the drawing code.
 from __future__ import annotations
 
 import base64
+import re
 import subprocess
 import sys
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -26,7 +28,7 @@ from tenxor.diagrams import (
 )
 from tenxor.diagrams.render import Picture, PngUnavailable, side_by_side
 
-from .svg_parts import inside, named, parts, target_of
+from .svg_parts import inside, named, parts, target_of, whole
 
 pytestmark = pytest.mark.provided
 
@@ -200,6 +202,42 @@ def test_the_bytes_diagram_shows_each_dtypes_little_endian_bytes_and_bits():
         expected = format(int.from_bytes(raw[size : 2 * size], "little"), f"0{8 * size}b")
         assert "".join(bits[str(k)].texts[0] for k in range(len(bits))) == expected
         assert bits["0"].fill != bits["1"].fill != bits["9"].fill  # sign, exponent, fraction
+
+
+def bfloat16_value(bits: int) -> float:
+    """The value a bfloat16 pattern holds: the float32 with the same top 16 bits."""
+    return float(np.array(bits << 16, dtype=np.uint32).view(np.float32))
+
+
+@pytest.mark.parametrize("values", [(1.0, 3.14159, -2.5), (0.1, 65519.0, -1e-3)])
+def test_each_element_of_the_bytes_diagram_is_labelled_with_the_value_its_bytes_hold(values):
+    """A label names the value the drawn bytes hold: exactly when it takes 8 significant digits
+    or fewer, else a decimal that is stored as those very bytes."""
+    svg = bytes_diagram(values, ("float32", "bfloat16"), chosen=1).svg
+    labels = [re.fullmatch(r"(?:▲ )?\[(\d+)\] (\S+)", label.words) for label in whole(svg).labels]
+    shown = [(int(found[1]), found[2]) for found in labels if found]
+    assert [k for k, _ in shown] == [0, 1, 2, 0, 1, 2]
+    kept = {
+        "float32": [float(v) for v in np.array(values, dtype="<f4")],
+        "bfloat16": [bfloat16_value(bfloat16_bits(v)) for v in values],
+    }
+    for (dtype, held), labelled in zip(kept.items(), (shown[:3], shown[3:])):
+        for k, ((_, text), value) in enumerate(zip(labelled, held)):
+            call = f"bytes_diagram({values}): element {k} as {dtype}"
+            if dtype == "float32":
+                back = float(np.array(float(text), dtype="<f4"))
+            else:
+                back = bfloat16_value(bfloat16_bits(float(text)))
+            assert back == value, (
+                f"{call} is labelled {text}, which is stored as {back!r}, but its bytes hold "
+                f"{value!r}: a label names the value of the bytes drawn above it"
+            )
+            exact = Decimal(value).normalize()
+            if len(exact.as_tuple().digits) <= 8:
+                assert Decimal(text) == exact, (
+                    f"{call} is labelled {text}, but its bytes hold exactly {exact}: a value of "
+                    "8 significant digits or fewer is written exactly"
+                )
 
 
 def test_too_many_cells_are_refused_with_a_way_out():
