@@ -32,7 +32,11 @@ PNG_HELP = (
 )
 
 
-ROW_STYLE = "display: flex; flex-wrap: wrap; gap: 2em; align-items: flex-start"
+# Pictures in a row stay in one row: when they are wider together than the page, each shrinks
+# by the same factor (flex-shrink weighs each by its width), and none grows past its own size.
+ROW_STYLE = "display: flex; flex-wrap: nowrap; gap: 1em; align-items: flex-start"
+ROW_IMAGE_STYLE = "flex: 1 1 {width}px; min-width: 0; max-width: {width}px; height: auto"
+SVG_WIDTH = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)"')
 
 
 class PngUnavailable(RuntimeError):
@@ -54,10 +58,20 @@ class Picture:
         return f"<diagram: {self.description}>"
 
     def _repr_html_(self) -> str:
+        return self.image_html("max-width: 100%")
+
+    @property
+    def width(self) -> float:
+        """How wide the picture is drawn, in pixels."""
+        found = SVG_WIDTH.search(self.svg)
+        return float(found.group(1)) if found else 0.0
+
+    def image_html(self, style: str) -> str:
+        """The picture as an <img> with an SVG data URI and the CSS `style`."""
         data = base64.b64encode(self.svg.encode()).decode("ascii")
         return (
             f'<img src="data:image/svg+xml;base64,{data}" '
-            f'alt="{html.escape(self.description)}" style="max-width: 100%">'
+            f'alt="{html.escape(self.description)}" style="{style}">'
         )
 
     def png(self) -> bytes:
@@ -78,7 +92,8 @@ class Picture:
 
 @dataclass(frozen=True)
 class Row:
-    """Pictures shown next to each other in a notebook (wrapping when the page is narrow)."""
+    """Pictures shown next to each other in a notebook, in one row: when the page is narrower
+    than all of them, each is shrunk by the same factor."""
 
     pictures: tuple[Picture, ...]
 
@@ -86,7 +101,10 @@ class Row:
         return "\n".join(repr(picture) for picture in self.pictures)
 
     def _repr_html_(self) -> str:
-        images = "".join(picture._repr_html_() for picture in self.pictures)
+        images = "".join(
+            picture.image_html(ROW_IMAGE_STYLE.format(width=round(picture.width)))
+            for picture in self.pictures
+        )
         return f'<div style="{ROW_STYLE}">{images}</div>'
 
 
