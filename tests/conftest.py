@@ -38,5 +38,12 @@ settings.register_profile(
     report_multiple_bugs=False,
     print_blob=True,
 )
+# The progress table needs each test's outcome only: the same examples as check, no shrinking
+# (a failing example fails as it is found).
+settings.register_profile(
+    "progress",
+    parent=settings.get_profile("check"),
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+)
 default_profile = "ci" if os.environ.get("CI") == "true" else "default"
 settings.load_profile(os.environ.get("TENXOR_HYPOTHESIS_PROFILE", default_profile))

@@ -313,7 +313,9 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     if stale:
         chosen = [option for item in stale for option in ("--exercise", item.id)]
         options = [*public_test_options(root), *chosen, f"--split={processes()}"]
-        run = run_checked(root, options, PROGRESS_SECONDS, CHECK_LIMITS.memory_mb)
+        run = run_checked(
+            root, options, PROGRESS_SECONDS, CHECK_LIMITS.memory_mb, "progress", explain=False
+        )
         if not run.problem and not run.collect_errors:
             remember(root, prints, {item.id: results_of(run, item) for item in stale})
     statuses = []

@@ -1,11 +1,12 @@
 """Test results remembered between checks, so the progress table runs only what changed.
 
-An exercise's results hold as long as its fingerprint does: the source of its function and
-of the functions of the exercises it builds on, every other line of the package (provided
-code, with the exercise functions left out) and the public tests. The check's hypothesis
-profile replays the same examples every time, so the same fingerprint gives the same results;
-an edit anywhere else does not touch them. Results are remembered only from runs that ended
-on their own, with no test stopped at a time limit (those depend on the machine's load).
+An exercise's results hold as long as its fingerprint does: the syntax of its function and of
+the functions of the exercises it builds on (a comment or a blank line changes nothing), every
+other line of the package (provided code, with the functions left out) and the public tests.
+The check's hypothesis profile replays the same examples every time, so the same fingerprint
+gives the same results; an edit anywhere else does not touch them. Results are remembered
+only from runs that ended on their own, with no test stopped at a time limit (those depend on
+the machine's load).
 """
 
 from __future__ import annotations
@@ -27,9 +28,9 @@ TEST_FOLDERS = ("tests",)
 
 
 def functions_and_rest(source: str) -> tuple[dict[str, str], str]:
-    """A module's top-level functions, each as its source up to the next top-level statement
-    (comments and blank lines after it included), and the module without them (the whole
-    text, if it does not parse)."""
+    """A module's top-level functions, each as what it does (its syntax tree: an edit of a
+    comment or of the layout changes nothing), and the module without them, as text (the
+    whole text, if it does not parse)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -39,7 +40,7 @@ def functions_and_rest(source: str) -> tuple[dict[str, str], str]:
     functions, kept = {}, list(lines)
     for node, start, end in zip(tree.body, starts, starts[1:]):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions[node.name] = "".join(lines[start - 1 : end - 1])
+            functions[node.name] = ast.dump(node)
             kept[start - 1 : end - 1] = [""] * (end - start)
     return functions, "".join(kept)
 

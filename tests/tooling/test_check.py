@@ -668,6 +668,21 @@ def test_the_progress_table_runs_again_only_the_exercises_whose_code_changed(tmp
     assert "Running the tests of 0 of the 2 exercises" in unchanged.getvalue()
 
 
+def test_the_progress_table_counts_the_tests_check_counts_without_explaining_them(tmp_path):
+    """The table runs the same examples as check, without shrinking a failure or explaining
+    it: each exercise's passed and total tests are check's, for right and wrong answers."""
+    from tests.tooling.planted import PLANTED, plant
+
+    course = copy_of_reference(tmp_path / "course")
+    for mistake in ("walks the broadcast operands", "forgets to add the bias"):
+        plant(course, next(answer for answer in PLANTED if answer.mistake.startswith(mistake)))
+    table = {s.exercise.id: (s.state, s.passed, s.total) for s in progress(course, io.StringIO())}
+    for exercise_id in ("5.4", "5.5", "6.1", "6.2"):
+        status = check_exercise(exercise_id, course, io.StringIO())
+        assert table[exercise_id] == (status.state, status.passed, status.total), exercise_id
+    assert table["5.4"][0] == FAILING and table["6.2"][0] == DONE
+
+
 def test_tests_split_among_processes_give_every_result_once_and_the_same(tmp_path):
     """`--split 3` runs every third test in each of three processes writing to one event
     file: the same results as one process, each test once."""
@@ -698,6 +713,9 @@ def test_an_exercises_fingerprint_follows_its_code_its_prerequisites_and_the_pro
     views.write_text(source.replace("    dim = dim % (ndim + 1)", "    dim %= ndim + 1"))
     changed = {key for key, value in fingerprints(course).items() if value != before[key]}
     assert changed == {"3.3"} | {i.id for i in CATALOG if "3.3" in prerequisites(i.id)}
+    commented = source.replace("    dim = dim % (ndim + 1)", "    dim = dim % (ndim + 1)  # wrap\n")
+    views.write_text(commented)
+    assert fingerprints(course) == before, "a comment and a blank line change nothing"
     views.write_text(source + "\nPROVIDED = 1\n")
     assert all(value != before[key] for key, value in fingerprints(course).items())
     views.write_text(source)

@@ -346,14 +346,20 @@ def in_a_new_process(
 
 
 def run_checked(
-    root: Path, pytest_args: list[str], seconds: float, memory_mb: int, profile: str = "check"
+    root: Path,
+    pytest_args: list[str],
+    seconds: float,
+    memory_mb: int,
+    profile: str = "check",
+    explain: bool = True,
 ) -> Run:
-    """Run pytest on the tree at `root`, explaining its first failure, in a fresh child of the
-    warm worker, stopped after `seconds`; every test's result. Without a working worker the
-    tests run in a new process instead, which is slower but gives the same results."""
+    """Run pytest on the tree at `root` (explaining its first failure, when `explain`) in a
+    fresh child of the warm worker, stopped after `seconds`; every test's result. Without a
+    working worker the tests run in a new process instead, which is slower but gives the same
+    results."""
     root = root.resolve()
     named = [
-        "--explain",
+        *(["--explain"] if explain else []),
         SEED_OPTION,
         f"--check-seconds={seconds}",
         f"--check-memory-mb={memory_mb}",
