@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .parts import CAPTION_SIZE, MAIN_SIZE, SMALL_SIZE, Block, block_of, caption, stack
+from .parts import CAPTION_SIZE, MAIN_SIZE, Block, block_of, caption, stack
 from .render import Picture, render
 from .shapes import FAINT, INK, WHITE, Diagram, box, concat, label, text_width
 
@@ -80,7 +80,7 @@ def table(names: Sequence[str], padded: Sequence[Sequence[int | None]],
         words = "?" if result is None else str(result)
         parts.append(entry(key, kind, words).translate(*centres[key]))
     for column in range(ndim):
-        header = label(f"dim {dim_name(column, ndim)}", SMALL_SIZE, FAINT)
+        header = label(f"dim {dim_name(column, ndim)}", CAPTION_SIZE, FAINT)
         parts.append(header.translate(column * PITCH[0], -0.8))
     for row, name in enumerate([*names, "result"]):
         parts.append(label(name, CAPTION_SIZE, INK).translate(-WIDTH, row * PITCH[1]))
@@ -96,9 +96,9 @@ def legend(kinds: Sequence[str]) -> Block:
         fill, words = KINDS[kind]
         swatch = box(0.5, 0.4, fill, line=FAINT if kind == "padded" else INK,
                      dashed=kind == "padded")  # fmt: skip
-        parts.append((swatch + label(words, SMALL_SIZE, INK, "left").translate(0.45, 0))
+        parts.append((swatch + label(words, CAPTION_SIZE, INK, "left").translate(0.45, 0))
                      .translate(0, row * 0.55))  # fmt: skip
-    width = 0.45 + max(text_width(KINDS[kind][1], SMALL_SIZE) for kind in kinds)
+    width = 0.45 + max(text_width(KINDS[kind][1], CAPTION_SIZE) for kind in kinds)
     return Block(concat(parts), {}, -0.25, -0.2, width, 0.55 * len(kinds) - 0.35)
 
 

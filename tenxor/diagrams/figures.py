@@ -27,7 +27,16 @@ from .layouts import (
     require_readable,
     storage_slots,
 )
-from .parts import caption, links, picture_of, stack, storage_block, tensor_block, titled
+from .parts import (
+    caption,
+    caption_width,
+    links,
+    picture_of,
+    stack,
+    storage_block,
+    tensor_block,
+    titled,
+)
 from .render import Picture, render
 from .shapes import FAINT, UNREACHED
 
@@ -122,18 +131,27 @@ def layout_diagram(
     shape, words, read, storage_size = drawn.shape, drawn.words, drawn.read, drawn.storage_size
     reached = set(read.values())
     colours = offset_colours(reached)
+    pairs = [(index, read[index]) for index in chosen_arrows(shape, arrows)]
+    cells = tensor_block(
+        "tensor",
+        shape,
+        {i: colours[o] for i, o in read.items()},
+        cell_values(read, storage_values),
+        "out" if pairs else None,
+    )
+    offsets = storage_block("storage", storage_slots(reached, storage_size), colours,
+                            storage_texts(storage_values))  # fmt: skip
+    width = caption_width(cells, offsets)
     top, tensor, storage, bottom = stack(
         [
-            caption(f"{name}: {words}"),
-            tensor_block("tensor", shape, {i: colours[o] for i, o in read.items()},
-                         cell_values(read, storage_values)),
-            storage_block("storage", storage_slots(reached, storage_size), colours,
-                          storage_texts(storage_values)),
-            caption(f"storage: {storage_size} elements, offsets 0 to {storage_size - 1}", FAINT),
+            caption(f"{name}: {words}", width=width),
+            cells,
+            offsets,
+            caption(f"storage: {storage_size} elements, offsets 0 to {storage_size - 1}", FAINT,
+                    width),
         ],
         gaps=[0.5, 2.2, 0.45],
     )  # fmt: skip
-    pairs = [(index, read[index]) for index in chosen_arrows(shape, arrows)]
     shown = links("arrow/tensor", tensor, storage, pairs, {i: colours[read[i]] for i in read})
     description = f"{name}: {words}, over a storage of {storage_size} elements"
     return render(picture_of([top, tensor, storage, bottom], [shown]), description)
@@ -174,18 +192,26 @@ def view_diagram(
     base_colours = {i: colours.get(o, UNREACHED) for i, o in base_read.items()}
     view_colours = {i: colours[o] for i, o in view_read.items()}
     slots = storage_slots(set(base_read.values()) | set(view_read.values()), size)
+    pairs = [(index, view_read[index]) for index in chosen_arrows(view.shape, arrows)]
+    middle = [
+        tensor_block("base", base.shape, base_colours, cell_values(base_read, values)),
+        titled(storage_block("storage", slots, colours, storage_texts(values)), "storage",
+               above=True),
+        tensor_block("view", view.shape, view_colours, cell_values(view_read, values),
+                     "out" if pairs else None),
+    ]  # fmt: skip
+    width = caption_width(*middle)
     blocks = stack(
         [
-            caption(f"{base_name}: {layout_words(base.shape, base.strides, base.offset)}"),
-            tensor_block("base", base.shape, base_colours, cell_values(base_read, values)),
-            titled(storage_block("storage", slots, colours, storage_texts(values)), "storage"),
-            tensor_block("view", view.shape, view_colours, cell_values(view_read, values)),
-            caption(f"{view_name}: {layout_words(view.shape, view.strides, view.offset)}"),
+            caption(f"{base_name}: {layout_words(base.shape, base.strides, base.offset)}",
+                    width=width),
+            *middle,
+            caption(f"{view_name}: {layout_words(view.shape, view.strides, view.offset)}",
+                    width=width),
         ],
         gaps=[0.5, 1.4, 2.2, 0.5],
-    )
+    )  # fmt: skip
     _, _, storage, view_block, _ = blocks
-    pairs = [(index, view_read[index]) for index in chosen_arrows(view.shape, arrows)]
     shown = links("arrow/view", view_block, storage, pairs, view_colours)
     description = (
         f"{view_name} is a view of {base_name}: "
@@ -220,18 +246,24 @@ def gather_diagram(base: Tenxor, dim: int, chosen: Sequence[int], base_name: str
     new_colours = {k: colours[source[index]] for index, k in copied.items()}
     new_values = [format_value(values[source[index]]) for index in copied]
     expression = f"{base_name}[{', '.join([':'] * dim + [str(list(chosen))])}]"
+    middle = [
+        tensor_block("base", base.shape, {i: colours[o] for i, o in base_read.items()},
+                     cell_values(base_read, values)),
+        titled(storage_block("storage", storage_slots(set(base_read.values()), len(values)),
+                             colours, storage_texts(values)), "storage"),
+        titled(storage_block("copy", list(range(len(copied))), new_colours, new_values),
+               "new storage"),
+        tensor_block("result", shape, {i: new_colours[k] for i, k in copied.items()},
+                     {i: new_values[k] for i, k in copied.items()}, "out"),
+    ]  # fmt: skip
+    width = caption_width(*middle)
     blocks = stack(
         [
-            caption(f"{base_name}: {layout_words(base.shape, base.strides, base.offset)}"),
-            tensor_block("base", base.shape, {i: colours[o] for i, o in base_read.items()},
-                         cell_values(base_read, values)),
-            titled(storage_block("storage", storage_slots(set(base_read.values()), len(values)),
-                                 colours, storage_texts(values)), "storage"),
-            titled(storage_block("copy", list(range(len(copied))), new_colours, new_values),
-                   "new storage"),
-            tensor_block("result", shape, {i: new_colours[k] for i, k in copied.items()},
-                         {i: new_values[k] for i, k in copied.items()}),
-            caption(f"{expression}: a copy, {layout_words(shape, row_major_strides(shape), 0)}"),
+            caption(f"{base_name}: {layout_words(base.shape, base.strides, base.offset)}",
+                    width=width),
+            *middle,
+            caption(f"{expression}: a copy, {layout_words(shape, row_major_strides(shape), 0)}",
+                    width=width),
         ],
         gaps=[0.5, 1.4, 1.8, 1.8, 0.5],
     )  # fmt: skip
@@ -282,13 +314,18 @@ def reduction_diagram(
         runs = {out: [by_index[i] for i in inputs if target(i) == out] for out in outputs}
         output_values = {out: format_value(FOLDS[op](run)) for out, run in runs.items()}
     expression = f"{name}.{op}(dim={dim}{', keepdim=True' if keepdim else ''})"
+    middle = [
+        tensor_block("input", shape, {i: colour_of_output[target(i)] for i in inputs},
+                     input_values, "out"),
+        tensor_block("output", kept, colour_of_output, output_values, "in"),
+    ]  # fmt: skip
+    width = caption_width(*middle)
     blocks = stack(
         [
-            caption(f"{name}: shape {shape}; {op} along dim {dim} (size {shape[dim]})"),
-            tensor_block("input", shape, {i: colour_of_output[target(i)] for i in inputs},
-                         input_values),
-            tensor_block("output", kept, colour_of_output, output_values),
-            caption(f"{expression}: shape {kept}"),
+            caption(f"{name}: shape {shape}; {op} along dim {dim} (size {shape[dim]})",
+                    width=width),
+            *middle,
+            caption(f"{expression}: shape {kept}", width=width),
         ],
         gaps=[0.5, 2.4, 0.5],
     )  # fmt: skip

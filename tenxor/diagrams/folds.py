@@ -36,6 +36,7 @@ from .parts import (
     SMALL_SIZE,
     SUBTLE,
     Block,
+    arrow_room,
     block_of,
     cell,
     fitted_size,
@@ -43,6 +44,7 @@ from .parts import (
     stack,
     storage_block,
     tensor_block,
+    widened,
 )
 from .render import Picture, render
 from .shapes import FAINT, INK, UNREACHED, WHITE, Diagram, box, concat, label, text_width
@@ -164,8 +166,10 @@ def badge(words: str) -> Diagram:
 
 def operand_block(role: str, shape: Sequence[int], steps_of: dict[Index, list[int]]) -> Block:
     """An operand's cells as a grid (of grids), labelled with their index; the cells the walk
-    reads are highlighted and carry their step numbers (named "step/<name>/<index>")."""
-    centres = cell_centres(shape)
+    reads are highlighted and carry their step numbers (named "step/<name>/<index>"); its
+    columns stand apart, leaving room for the arrows from the cells to storage."""
+    gap, room = arrow_room(shape, "out")
+    centres = cell_centres(shape, gap)
     if not centres:
         return tensor_block(role, shape, {})
     name = role.split("/", 1)[1]
@@ -180,7 +184,7 @@ def operand_block(role: str, shape: Sequence[int], steps_of: dict[Index, list[in
         pieces.append((outline + written).named(f"{role}/{title}").translate(x, y))
         number = badge(steps_text(steps_of[index])).named(f"step/{name}/{title}")
         pieces.append(number.translate(x, y + 0.17))
-    return block_of(concat(pieces), centres)
+    return widened(block_of(concat(pieces), centres), room)
 
 
 def listed(values: Sequence[int], limit: int = LISTED_OFFSETS, unit: str = "steps") -> str:

@@ -14,21 +14,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from .layouts import Point, palette
-from .parts import SMALL_SIZE, Block, caption, darker, stack
+from .parts import CAPTION_SIZE, Block, caption, darker, stack
 from .render import Picture, render
 from .shapes import FAINT, INK, WHITE, Diagram, arrow, box, concat, disc, label, text_width
 
 NODE_RADIUS = 0.45
-NODE_SPACING = 2.6  # between neighbouring nodes along the circle
-EDGE_SHIFT = 0.12  # each arrow sits to the right of the line between its nodes, so that
+NODE_SPACING = 4.2  # between neighbouring nodes along the circle
+EDGE_SHIFT = 0.14  # each arrow sits to the right of the line between its nodes, so that
 # j -> i and i -> j are drawn side by side
 THINNEST, WIDEST = 0.04, 0.45  # line widths for weight 0 and weight 1 (chalk's units)
-LABEL_PLACES = (0.68, 0.56, 0.8, 0.44, 0.32, 0.2)  # how far along an arrow a label goes
-LABEL_ASIDE = (0.3, 0.55, 0.8)  # and how far to its right, best first
+LINE_ROOM = 0.1  # half the widest line, and a little white, between a line and a label
+LABEL_PLACES = (0.5, 0.38, 0.62, 0.28, 0.72, 0.2, 0.8)  # how far along an arrow a label goes
+LABEL_STEPS = (0.0, 0.12)  # and how much further aside than the nearest it may go
+MORE_PLACES = tuple(k / 20 for k in range(3, 18))  # where else, when those are all taken
+NEARER = 0.15  # how much nearer its own arrow than any other a label's centre must be
 MISPLACED = "#d62728"  # a weight where there is no edge
 
 Matrix = list[list[float]]
 Box = tuple[float, float, float, float]  # left, top, right, bottom
+Segment = tuple[Point, Point]
 
 
 def as_rows(values: Any, name: str) -> Matrix:
@@ -88,14 +92,14 @@ def weight_width(weight: float) -> float:
 
 
 def tag(words: str, colour: str) -> Diagram:
-    """Small text on a white patch, readable where it crosses a line."""
+    """A label's text on a white patch."""
     width, height = tag_size(words)
-    return box(width, height, WHITE, line=WHITE) + label(words, SMALL_SIZE, colour)
+    return box(width, height, WHITE, line=WHITE) + label(words, CAPTION_SIZE, colour)
 
 
 def tag_size(words: str) -> Point:
     """The width and height of a tag."""
-    return text_width(words, SMALL_SIZE) + 0.08, SMALL_SIZE * 1.25
+    return text_width(words, CAPTION_SIZE) + 0.08, CAPTION_SIZE * 1.25
 
 
 def tag_box(centre: Point, words: str) -> Box:
@@ -122,18 +126,70 @@ def edge_arrow(i: int, j: int, centres: dict[int, Point], colour: str, weight: f
     return shaft.named(f"edge/{i},{j}")
 
 
-def label_place(start: Point, end: Point, words: str, taken: list[Box]) -> Point:
-    """Where the label of the arrow between node centres `start` and `end` goes: to its right,
-    at the first place (LABEL_ASIDE by LABEL_PLACES) that covers least of other labels and nodes.
-    """
-    begin, finish, (rx, ry) = edge_ends(start, end)
-    candidates = [
-        (begin[0] + (finish[0] - begin[0]) * at + rx * aside,
-         begin[1] + (finish[1] - begin[1]) * at + ry * aside)
-        for aside in LABEL_ASIDE
-        for at in LABEL_PLACES
+def segment_distance(point: Point, segment: Segment) -> float:
+    """The distance from `point` to a segment."""
+    (px, py), ((x0, y0), (x1, y1)) = point, segment
+    dx, dy = x1 - x0, y1 - y0
+    length = dx * dx + dy * dy
+    t = 0.0 if length == 0 else max(0.0, min(1.0, ((px - x0) * dx + (py - y0) * dy) / length))
+    return math.hypot(px - (x0 + t * dx), py - (y0 + t * dy))
+
+
+def cuts(segment: Segment, area: Box) -> bool:
+    """Whether a segment passes through a box (clipped to the box, it keeps a length)."""
+    ((x0, y0), (x1, y1)), low, high = segment, 0.0, 1.0
+    for delta, origin, lower, upper in ((x1 - x0, x0, area[0], area[2]),
+                                         (y1 - y0, y0, area[1], area[3])):  # fmt: skip
+        if abs(delta) < 1e-12:
+            if not lower < origin < upper:
+                return False
+            continue
+        a, b = (lower - origin) / delta, (upper - origin) / delta
+        low, high = max(low, min(a, b)), min(high, max(a, b))
+    return high - low > 1e-9
+
+
+def grown(area: Box, by: float) -> Box:
+    """A box with each side moved `by` outwards."""
+    return area[0] - by, area[1] - by, area[2] + by, area[3] + by
+
+
+def label_faults(centre: Point, words: str, own: Segment, others: Sequence[Segment],
+                 taken: Sequence[Box]) -> float:  # fmt: skip
+    """How badly a label of `words` at `centre` sits: 0 when it covers no other label or node,
+    no line runs through it, and it is clearly nearer its own arrow `own` than any other."""
+    area = tag_box(centre, words)
+    faults = 100 * sum(overlap(area, other) > 0 for other in taken)  # never cover a label
+    faults += 5 * sum(cuts(segment, grown(area, LINE_ROOM)) for segment in [own, *others])
+    nearest_other = min((segment_distance(centre, s) for s in others), default=math.inf)
+    faults += 3 * max(0.0, segment_distance(centre, own) + NEARER - nearest_other)
+    return faults
+
+
+def label_places(own: Segment, words: str) -> list[Point]:
+    """Where a label may go beside its arrow, best first: at LABEL_PLACES along it, to its
+    right (away from an arrow the other way, which is drawn to its left) just clear of the line,
+    then further out, then the same to its left; then the same at MORE_PLACES."""
+    (x0, y0), (x1, y1) = own
+    length = math.hypot(x1 - x0, y1 - y0) or 1.0
+    rx, ry = -(y1 - y0) / length, (x1 - x0) / length  # right of the direction of travel
+    width, height = tag_size(words)
+    clear = abs(rx) * width / 2 + abs(ry) * height / 2 + LINE_ROOM
+    return [
+        (x0 + (x1 - x0) * at + side * rx * (clear + step),
+         y0 + (y1 - y0) * at + side * ry * (clear + step))
+        for places in (LABEL_PLACES, MORE_PLACES)
+        for side in (1, -1)
+        for step in LABEL_STEPS
+        for at in places
     ]  # fmt: skip
-    return min(candidates, key=lambda p: sum(overlap(tag_box(p, words), box) for box in taken))
+
+
+def label_place(own: Segment, others: Sequence[Segment], words: str, taken: list[Box]) -> Point:
+    """Where the label of the arrow `own` goes: the first of its places where it sits well (see
+    label_faults), or the place where it sits least badly."""
+    places = label_places(own, words)
+    return min(places, key=lambda place: label_faults(place, words, own, others, taken))
 
 
 def self_place(centre: Point, words: str) -> Point:
@@ -157,20 +213,30 @@ def weight_tags(
     alpha: Matrix, pairs: Sequence[tuple[int, int]], centres: dict[int, Point],
     colours: dict[int, str],
 ) -> list[Diagram]:  # fmt: skip
-    """The weight of each drawn pair (i, j), named "weight/i,j", and each node's weight on
-    itself, named "self/i", placed so that they cover each other as little as possible."""
+    """The weight of each drawn pair (i, j), named "weight/i,j", beside its own arrow and
+    nearer it than any other, and each node's weight on itself, named "self/i", outside the
+    node; no label covers another, a node or a line."""
     tags, taken = [], []
     for node, centre in centres.items():
         x, y = centre
-        inner = NODE_RADIUS * 0.75  # the square a node's circle mostly covers
-        taken.append((x - inner, y - inner, x + inner, y + inner))
+        taken.append((x - NODE_RADIUS, y - NODE_RADIUS, x + NODE_RADIUS, y + NODE_RADIUS))
         words = f"self {weight_text(alpha[node][node])}"
         place = self_place(centre, words)
         taken.append(tag_box(place, words))
         tags.append(tag(words, darker(colours[node])).named(f"self/{node}").translate(*place))
-    for i, j in pairs:
-        words = weight_text(alpha[i][j])
-        place = label_place(centres[j], centres[i], words, taken)
+    segments = {(i, j): edge_ends(centres[j], centres[i])[:2] for i, j in pairs}
+    others = {pair: [s for other, s in segments.items() if other != pair] for pair in pairs}
+    words_of = {(i, j): weight_text(alpha[i][j]) for i, j in pairs}
+
+    def room(pair: tuple[int, int]) -> int:
+        """How many places suit the label of `pair` among the nodes and self weights alone."""
+        places = label_places(segments[pair], words_of[pair])
+        return sum(label_faults(p, words_of[pair], segments[pair], others[pair], taken) == 0
+                   for p in places)  # fmt: skip
+
+    for i, j in sorted(pairs, key=room):  # the label with the least room chooses first
+        words = words_of[i, j]
+        place = label_place(segments[i, j], others[i, j], words, taken)
         taken.append(tag_box(place, words))
         colour = darker(colours[i]) if math.isfinite(alpha[i][j]) else MISPLACED
         tags.append(tag(words, colour).named(f"weight/{i},{j}").translate(*place))
@@ -239,8 +305,8 @@ def graph_caption(
     and which weights should not be there."""
     lines = [(f"{name}: an arrow j → i means node i receives from node j", INK)]
     if weighted:
-        lines.append(("width and label: the weight of j in i's softmax; self: i's weight on "
-                      "itself", FAINT))  # fmt: skip
+        lines.append(("width and label: the weight of j in i's softmax", FAINT))
+        lines.append(("self: i's weight on itself", FAINT))
     padding = [node for node, is_real in enumerate(real_mask) if not is_real]
     if padding:
         listed = ", ".join(map(str, padding))

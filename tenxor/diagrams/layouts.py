@@ -47,12 +47,13 @@ def require_readable(count: int, limit: int, what: str, hint: str) -> None:
         )
 
 
-def dim_pitches(shape: Sequence[int]) -> list[Point]:
-    """For each dim, how far apart (x, y) the cells of consecutive indices along it sit."""
+def dim_pitches(shape: Sequence[int], column_gap: float = GAP) -> list[Point]:
+    """For each dim, how far apart (x, y) the cells of consecutive indices along it sit;
+    neighbouring columns are `column_gap` apart (wider to leave room for arrows between them)."""
     width = height = CELL
     pitches: list[Point] = []
     for level, size in enumerate(reversed(shape)):
-        gap = GAP + GROUP_GAP * (level // 2)
+        gap = (column_gap if level % 2 == 0 else GAP) + GROUP_GAP * (level // 2)
         if level % 2 == 0:
             pitches.append((width + gap, 0.0))
             width = max(size, 1) * (width + gap) - gap
@@ -62,9 +63,10 @@ def dim_pitches(shape: Sequence[int]) -> list[Point]:
     return pitches[::-1]
 
 
-def cell_centres(shape: Sequence[int]) -> dict[Index, Point]:
-    """The centre of each index's cell; the cell of index (0, ..., 0) is at the origin."""
-    pitches = dim_pitches(shape)
+def cell_centres(shape: Sequence[int], column_gap: float = GAP) -> dict[Index, Point]:
+    """The centre of each index's cell, columns `column_gap` apart; the cell of index
+    (0, ..., 0) is at the origin."""
+    pitches = dim_pitches(shape, column_gap)
     return {
         index: (
             sum(i * dx for i, (dx, _) in zip(index, pitches)),
@@ -92,6 +94,16 @@ def storage_slots(reached: set[int], size: int) -> list[int | None]:
         else:
             slots.append(None)
     return slots
+
+
+def rows_of(shape: Sequence[int]) -> int:
+    """How many rows of cells a tensor of `shape` is drawn in (dims alternate between running
+    left to right and top to bottom, starting from the last)."""
+    rows = 1
+    for level, size in enumerate(reversed(shape)):
+        if level % 2 == 1:
+            rows *= max(size, 1)
+    return rows
 
 
 def slot_centres(count: int) -> list[Point]:

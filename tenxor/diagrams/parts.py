@@ -9,14 +9,29 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .layouts import CELL, Index, Point, cell_centres, index_label, slot_centres
-from .shapes import FAINT, INK, UNREACHED, WHITE, Diagram, arrow, box, concat, label, text_width
+from .layouts import CELL, GAP, Index, Point, cell_centres, index_label, rows_of, slot_centres
+from .routes import HEAD_LENGTH, HEAD_WIDTH, gutter_lanes, gutter_width, outer_room, routes
+from .shapes import (
+    FAINT,
+    INK,
+    UNREACHED,
+    WHITE,
+    Diagram,
+    box,
+    concat,
+    label,
+    route_arrow,
+    text_width,
+)
 
 ROW_GAP = 1.6  # between stacked blocks: room for arrows
-CAPTION_SIZE = 0.34
-MAIN_SIZE = 0.3
-SMALL_SIZE = 0.22
+CAPTION_SIZE = 0.34  # every text outside a cell: 15 px, still 11 px in a figure of about
+# 1360 px that a notebook shrinks to its 1000 px
+MAIN_SIZE = 0.3  # a cell's value
+SMALL_SIZE = 0.22  # a cell's index or offset, above its value
 SUBTLE = "#4a4a4a"  # an index or offset above a value
+LINE_PITCH = 0.46  # between the lines of a caption
+NARROWEST_CAPTION = 8.0  # a caption is broken into lines only beyond this width
 
 
 @dataclass(frozen=True)
@@ -76,9 +91,15 @@ def tensor_block(
     shape: Sequence[int],
     colours: Mapping[Index, str],
     values: Mapping[Index, str] | None = None,
+    arrows: str | None = None,
 ) -> Block:
-    """A tensor's cells as a grid (of grids), each labelled with its index."""
-    centres = cell_centres(shape)
+    """A tensor's cells as a grid (of grids), each labelled with its index.
+
+    With `arrows` "out" or "in", the columns stand apart, and the block reaches beyond its
+    outermost columns, far enough for the arrows that leave (or enter) its cells through the
+    gutters between them (see routes)."""
+    gap, room = arrow_room(shape, arrows)
+    centres = cell_centres(shape, gap)
     cells = [
         cell(
             f"{role}/{index_label(index)}",
@@ -89,9 +110,24 @@ def tensor_block(
         for index, (x, y) in centres.items()
     ]
     if not cells:
-        empty = label(f"no elements: shape {tuple(shape)}", MAIN_SIZE, FAINT)
+        empty = label(f"no elements: shape {tuple(shape)}", CAPTION_SIZE, FAINT)
         return block_of(empty, {}, extra=1.5)
-    return block_of(concat(cells), centres)
+    return widened(block_of(concat(cells), centres), room)
+
+
+def arrow_room(shape: Sequence[int], arrows: str | None) -> tuple[float, float]:
+    """The gap between the columns of a block of `shape`, and the room it keeps beyond its
+    outermost columns, for the arrows that leave ("out") or enter ("in") its cells through
+    gutters (None: no arrows, no room)."""
+    lanes = 0 if arrows is None else gutter_lanes(rows_of(shape))
+    entering = arrows == "in"
+    return max(GAP, gutter_width(lanes, entering)), outer_room(lanes, entering)
+
+
+def widened(block: Block, room: float) -> Block:
+    """`block` reaching `room` further left and right."""
+    return Block(block.diagram, block.centres, block.left - room, block.top, block.right + room,
+                 block.bottom)  # fmt: skip
 
 
 def storage_block(
@@ -105,7 +141,7 @@ def storage_block(
     cells = []
     for slot, (x, y) in zip(slots, slot_centres(len(slots))):
         if slot is None:
-            cells.append(label("…", MAIN_SIZE, FAINT).translate(x, y))
+            cells.append(label("…", CAPTION_SIZE, FAINT).translate(x, y))
             continue
         value = None if values is None else values[slot]
         fill = colours.get(slot, UNREACHED)
@@ -114,14 +150,54 @@ def storage_block(
     return block_of(concat(cells), centres)
 
 
-def caption(words: str, colour: str = INK) -> Block:
-    """A line of text."""
-    return block_of(label(words, CAPTION_SIZE, colour), {(): (0.0, 0.0)}, extra=-0.25)
+def caption(words: str, colour: str = INK, width: float | None = None) -> Block:
+    """A line of text; with `width`, as many lines as it takes to stay within `width` (see
+    wrapped)."""
+    lines = [words] if width is None else wrapped(words, width)
+    pieces = [label(line, CAPTION_SIZE, colour).translate(0, k * LINE_PITCH)
+              for k, line in enumerate(lines)]  # fmt: skip
+    half = max(text_width(line, CAPTION_SIZE) for line in lines) / 2
+    return Block(concat(pieces), {}, -half, -0.25, half, (len(lines) - 1) * LINE_PITCH + 0.25)
 
 
-def titled(block: Block, words: str, colour: str = FAINT) -> Block:
-    """`block` with `words` written to its left."""
+def wrapped(words: str, width: float) -> list[str]:
+    """`words` broken into lines no wider than `width` (at CAPTION_SIZE), after a ": ", ", "
+    or "; " that stands outside brackets, so that "shape (2, 3)" is never torn apart; a piece
+    wider than `width` keeps a line of its own."""
+    pieces, depth, start = [], 0, 0
+    for k, character in enumerate(words):
+        depth += (character in "([") - (character in ")]")
+        if character in ":,;" and depth == 0 and words[k + 1 : k + 2] == " ":
+            pieces.append(words[start : k + 1])
+            start = k + 2
+    pieces.append(words[start:])
+    lines: list[str] = []
+    for piece in pieces:
+        joined = f"{lines[-1]} {piece}" if lines else piece
+        if lines and text_width(joined, CAPTION_SIZE) <= width:
+            lines[-1] = joined
+        else:
+            lines.append(piece)
+    return lines
+
+
+def caption_width(*blocks: Block) -> float:
+    """How wide the captions of a figure may be: as wide as its widest block of cells, and
+    never narrower than NARROWEST_CAPTION."""
+    return max(NARROWEST_CAPTION, *(block.right - block.left for block in blocks))
+
+
+def titled(block: Block, words: str, colour: str = FAINT, above: bool = False) -> Block:
+    """`block` with `words` written to its left, or above its left end (which keeps a figure
+    narrow)."""
     width = text_width(words, CAPTION_SIZE)
+    if above:
+        words_shape = label(words, CAPTION_SIZE, colour, "left").translate(
+            block.left, block.top - CAPTION_SIZE
+        )
+        return Block(block.diagram + words_shape, block.centres, block.left,
+                     block.top - 1.5 * CAPTION_SIZE, max(block.right, block.left + width),
+                     block.bottom)  # fmt: skip
     y = (block.top + block.bottom) / 2
     words_shape = label(words, CAPTION_SIZE, colour, "left").translate(block.left - width - 0.5, y)
     return Block(block.diagram + words_shape, block.centres, block.left - width - 0.5,
@@ -150,17 +226,15 @@ def links(
 ) -> Diagram:
     """Arrows named "<role>/<source key>" from cells of `source` to cells of `target`.
 
-    An arrow leaves its cell's bottom edge and ends on the top edge of its target when the
-    target lies below, and the other way round when it lies above.
+    An arrow leaves its cell by the side facing `target` and enters its target cell by the side
+    facing `source`, through the gutters between columns where a cell stands in the way (see
+    routes): it runs through no other cell and covers no label.
     """
     drawn = []
-    for start_key, end_key in pairs:
-        (x0, y0), (x1, y1) = source.centres[start_key], target.centres[end_key]
-        down = 1 if y1 > y0 else -1
-        start, end = (x0, y0 + down * CELL / 2), (x1, y1 - down * CELL / 2)
+    for (start_key, _), points in zip(pairs, routes(source.centres, target.centres, pairs)):
         colour = INK if colour_of is None else darker(colour_of[start_key])
         name = f"{role}/{key_label(start_key)}"
-        drawn.append(arrow(start, end, colour).named(name))
+        drawn.append(route_arrow(points, colour, HEAD_LENGTH, HEAD_WIDTH).named(name))
     return concat(drawn)
 
 

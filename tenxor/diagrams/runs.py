@@ -28,9 +28,10 @@ from .layouts import (
     storage_slots,
 )
 from .parts import (
-    SMALL_SIZE,
+    CAPTION_SIZE,
     Block,
     caption,
+    caption_width,
     darker,
     links,
     picture_of,
@@ -41,13 +42,15 @@ from .parts import (
 from .render import Picture, render
 from .shapes import FAINT, INK, WHITE, Diagram, box, concat, disc, label, text_width
 
-DIM_WIDTH = 2.8  # of one dim's box
-DIM_HEIGHT = 0.9
+DIM_WIDTH = 4.0  # of one dim's box
+DIM_HEIGHT = 1.0
 DIM_PITCH = DIM_WIDTH + 0.3
-BAND_HEIGHT = 0.9
-BAND_RISE = 1.15  # from a dim's centre up to the centre of the band of its run
-TAG_DROP = 0.95  # from a dim's centre down to its "no run" tag
-SPAN_DROP = 0.75  # from the storage row down to the first run's walk, and between walks
+BAND_HEIGHT = 1.0
+BAND_RISE = 1.25  # from a dim's centre up to the centre of the band of its run
+TAG_DROP = 1.05  # from a dim's centre down to its "no run" tag
+WALK_WORDS = 0.75  # from the bottom of the storage row down to a run's words, and from the
+WALK_DOTS = 0.5  # words down to its dots
+WALK_PITCH = 1.25  # from one run's walk to the next
 RUN_FILLS = ("#8fb8de", "#f2a65a", "#8cc98c", "#c39bd3", "#e98a8a", "#d6c25a")
 
 
@@ -92,8 +95,8 @@ def two_lines(name: str, width: float, fill: str, first: str, second: str,
     ink = FAINT if dashed else INK
     outline = box(width, DIM_HEIGHT, fill, line=FAINT if dashed else INK, dashed=dashed)
     longest = max(first, second, key=len)
-    size = min(SMALL_SIZE, 0.92 * width / text_width(longest, 1.0))
-    words = label(first, size, ink).translate(0, -0.17) + label(second, size, ink).translate(0, 0.2)
+    size = min(CAPTION_SIZE, 0.92 * width / text_width(longest, 1.0))
+    words = label(first, size, ink).translate(0, -0.2) + label(second, size, ink).translate(0, 0.22)
     return (outline + words).named(name)
 
 
@@ -109,8 +112,8 @@ def dims_block(shape: Sequence[int], strides: Sequence[int], runs: Sequence[Run]
                                 f"size {size}, stride {stride}", dashed=in_no_run)
                       .translate(*centres[dim]))  # fmt: skip
         if in_no_run:
-            tag = box(DIM_WIDTH * 0.6, 0.5, WHITE, line=FAINT, dashed=True)
-            tag = (tag + label("no run", SMALL_SIZE, FAINT)).named(f"norun/{dim}")
+            tag = box(DIM_WIDTH * 0.5, 0.55, WHITE, line=FAINT, dashed=True)
+            tag = (tag + label("no run", CAPTION_SIZE, FAINT)).named(f"norun/{dim}")
             pieces.append(tag.translate(dim * DIM_PITCH, TAG_DROP))
     for k, run in enumerate(runs):
         if not run.dims:
@@ -121,7 +124,7 @@ def dims_block(shape: Sequence[int], strides: Sequence[int], runs: Sequence[Run]
         pieces.append(band.translate((first + last) / 2, -BAND_RISE))
     right = max(len(shape) - 1, 0) * DIM_PITCH + DIM_WIDTH / 2
     top = -BAND_RISE - BAND_HEIGHT / 2
-    bottom = TAG_DROP + 0.25 if 1 in shape else DIM_HEIGHT / 2
+    bottom = TAG_DROP + 0.3 if 1 in shape else DIM_HEIGHT / 2
     return Block(concat(pieces), centres, -DIM_WIDTH / 2, top, right, bottom)
 
 
@@ -141,12 +144,17 @@ def walk_words(k: int, run: Run, offset: int) -> str:
 
 
 def with_walks(storage: Block, runs: Sequence[Run], offset: int, drawn: bool) -> Block:
-    """The storage row with, under it, one line per run: a dot under each storage cell the run
-    walks through (joined by a bar) and its words. With `drawn` False only the words."""
+    """The storage row with, under it, each run's walk: its words, and under them a dot under
+    each storage cell the run walks through (joined by a bar). With `drawn` False only the
+    words."""
     pieces: list[Diagram] = [storage.diagram]
     right = storage.right
     for k, run in enumerate(runs):
-        y = storage.bottom + SPAN_DROP * (k + 0.6)
+        top = storage.bottom + WALK_PITCH * k + WALK_WORDS
+        words = walk_words(k, run, offset)
+        pieces.append(label(words, CAPTION_SIZE, INK, "left").translate(storage.left, top))
+        right = max(right, storage.left + text_width(words, CAPTION_SIZE))
+        y = top + WALK_DOTS
         steps = sorted(set(walked_offsets(run, offset))) if drawn and run.size else []
         xs = [storage.centres[o][0] for o in steps]
         colour = darker(run_fill(k))
@@ -157,11 +165,7 @@ def with_walks(storage: Block, runs: Sequence[Run], offset: int, drawn: bool) ->
                 disc(0.13, run_fill(k), line=colour).named(f"span/{k}/{o}").translate(x, y)
                 for o, x in zip(steps, xs)
             ]
-        words = walk_words(k, run, offset)
-        start = max(xs, default=storage.left) + 0.5
-        pieces.append(label(words, SMALL_SIZE, INK, "left").translate(start, y))
-        right = max(right, start + text_width(words, SMALL_SIZE))
-    bottom = storage.bottom + SPAN_DROP * (len(runs) + 0.2)
+    bottom = storage.bottom + WALK_PITCH * len(runs) + 0.1
     return Block(concat(pieces), storage.centres, storage.left, storage.top, right, bottom)
 
 
@@ -195,20 +199,30 @@ def runs_diagram(
     colours = offset_colours(set(read.values()))
     slots = storage_slots(set(read.values()), storage_size)
     storage = storage_block("storage", slots, colours, storage_texts(storage_values))
+    pairs = [(index, read[index]) for index in chosen_arrows(shape, arrows)]
+    dims = dims_block(shape, strides, runs)
+    cells = tensor_block(
+        "tensor",
+        shape,
+        {i: colours[o] for i, o in read.items()},
+        cell_values(read, storage_values),
+        "out" if pairs else None,
+    )
+    walks = with_walks(storage, runs, offset, drawn=len(slots) <= STORAGE_PER_LINE)
+    width = caption_width(dims, cells, walks)
     blocks = stack(
         [
-            caption(f"{name}: {words}"),
-            dims_block(shape, strides, runs),
-            caption(runs_caption(runs), FAINT),
-            tensor_block("tensor", shape, {i: colours[o] for i, o in read.items()},
-                         cell_values(read, storage_values)),
-            with_walks(storage, runs, offset, drawn=len(slots) <= STORAGE_PER_LINE),
-            caption(f"storage: {storage_size} elements, offsets 0 to {storage_size - 1}", FAINT),
+            caption(f"{name}: {words}", width=width),
+            dims,
+            caption(runs_caption(runs), FAINT, width),
+            cells,
+            walks,
+            caption(f"storage: {storage_size} elements, offsets 0 to {storage_size - 1}", FAINT,
+                    width),
         ],
         gaps=[0.6, 0.5, 0.9, 2.2, 0.45],
     )  # fmt: skip
     _, _, _, tensor, placed_storage, _ = blocks
-    pairs = [(index, read[index]) for index in chosen_arrows(shape, arrows)]
     shown = links("arrow/tensor", tensor, placed_storage, pairs,
                   {i: colours[read[i]] for i in read})  # fmt: skip
     description = f"the runs of {name}: {words}; {runs_caption(runs)}"

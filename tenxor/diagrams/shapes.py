@@ -7,7 +7,9 @@ the warnings its imports raise, so drawing a diagram never changes a learner's l
 
 from __future__ import annotations
 
+import math
 import warnings
+from collections.abc import Sequence
 from unittest import mock
 
 
@@ -26,7 +28,7 @@ def _import_chalk_quietly() -> None:
 
 _import_chalk_quietly()
 
-from chalk import P2, ArrowOpts, circle, concat, rectangle, strut, text  # noqa: E402
+from chalk import P2, ArrowOpts, circle, concat, make_path, rectangle, strut, text  # noqa: E402
 from chalk.arrow import arrow_between  # noqa: E402
 from chalk.backend.svg import ToSVG  # noqa: E402
 from chalk.core import ApplyName, Primitive  # noqa: E402
@@ -45,7 +47,7 @@ CHARACTER_WIDTH = 0.62  # of the font size: an estimate for sans-serif bold text
 __all__ = [
     "FAINT", "INK", "UNREACHED", "WHITE", "ApplyName", "BaseElement", "Diagram", "LeftText",
     "Style", "Text", "ToSVG", "text_width",
-    "arrow", "box", "concat", "disc", "label", "nothing",
+    "arrow", "box", "concat", "disc", "label", "nothing", "route_arrow",
 ]  # fmt: skip
 
 
@@ -103,6 +105,27 @@ def arrow(
         head_style=Style(fill_color_=Color(colour), line_color_=Color(colour)),
     )
     return arrow_between(P2(*start), P2(*end), style)
+
+
+def route_arrow(
+    points: Sequence[tuple[float, float]],
+    colour: str = INK,
+    head_length: float = 0.2,
+    head_width: float = 0.22,
+) -> Diagram:
+    """An arrow along the line through `points`, bends and all, its head touching the last."""
+    (x0, y0), (x1, y1) = points[-2], points[-1]
+    length = math.hypot(x1 - x0, y1 - y0) or 1.0
+    ux, uy = (x1 - x0) / length, (y1 - y0) / length
+    base_x, base_y = x1 - ux * head_length, y1 - uy * head_length
+    half = head_width / 2
+    head = make_path(
+        [(x1, y1), (base_x - uy * half, base_y + ux * half),
+         (base_x + uy * half, base_y - ux * half)],
+        closed=True,
+    ).fill_color(Color(colour)).line_color(Color(colour)).line_width(0)  # fmt: skip
+    shaft = make_path([tuple(point) for point in points]).line_color(Color(colour))
+    return shaft + head
 
 
 def nothing() -> Diagram:
