@@ -1,7 +1,9 @@
 """Hints for every exercise, revealed one at a time by `check("2.1", hint=True)`.
 
 Each exercise has at least two. The first points at the idea, the middle ones at the cases
-the tests try, and the last comes close to a plan in words, never to the code itself.
+the tests try, and the last is the plan: the steps, with the expressions they need where
+words would not say it (the notebook and the docstring never give them), but never a line
+of the solution as written. `check("2.1", hint="all")` shows every hint seen so far again.
 """
 
 from __future__ import annotations
