@@ -14,6 +14,7 @@ from pathlib import Path
 from tenxor.core import Tenxor
 from tenxor.creation import arange, rand, tensor
 from tenxor.graph_attention import GATv2
+from tenxor.strides import Layout
 
 from .alignment import broadcast_diagram
 from .figures import gather_diagram, layout_diagram, reduction_diagram, view_diagram
@@ -98,10 +99,12 @@ def attention_figure() -> Picture:
 
 
 def matmul_walk_figure() -> Picture:
-    """a @ b on the fused kernel, for a (2, 3) and b (3, 2): rows = a.unsqueeze(-2) and
-    columns = b.transpose(-1, -2).unsqueeze(-3) meet at out[0, 1] along the last dim."""
+    """a @ b on the fused kernel, for a (2, 3) and b (3, 2): views of a's rows and b's columns
+    that share the last dim meet at out[0, 1]. The views are given by their layouts (which
+    view methods make them is exercise 5.5's to find)."""
     a, b = of_arange(2, 3), arange(10, 16).view(3, 2)
-    rows, columns = a.unsqueeze(-2), b.transpose(-1, -2).unsqueeze(-3)
+    rows = Tenxor(a.storage, Layout((2, 1, 3), (3, 3, 1), 0))  # row i, for every column j
+    columns = Tenxor(b.storage, Layout((1, 2, 3), (2, 1, 2), 0))  # column j, for every row i
     return fold_walk_diagram([rows, columns], -1, (0, 1), names=["rows", "columns"])
 
 
@@ -176,9 +179,10 @@ def figures() -> list[Figure]:
                     "reads a single storage cell six times.",
                     (4,), "x.expand(2, 3, 4)", lambda x: x.expand(2, 3, 4)),
         Figure("22-fused-kernel-matmul.svg",
-               "a @ b on the fused kernel, a (2, 3) and b (3, 2): rows = a.unsqueeze(-2) and "
-               "columns = b.transpose(-1, -2).unsqueeze(-3) meet at out[0, 1]; the kernel "
-               "multiplies 3 pairs and sums them in one accumulator.", matmul_walk_figure),
+               "a @ b on the fused kernel, a (2, 3) and b (3, 2): a view of a's rows (2, 1, 3) "
+               "and one of b's columns (1, 2, 3), which share their last dim, meet at "
+               "out[0, 1]; the kernel multiplies 3 pairs and sums them in one accumulator.",
+               matmul_walk_figure),
     ]  # fmt: skip
 
 
