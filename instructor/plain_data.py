@@ -19,13 +19,19 @@ starts with a tag that says what it stands for:
     ["M", module, factory, kwargs]  the function that factory(**kwargs) returns
     ["F", n]                  a function of the judge, called back by its number
     ["G", items, error]       what a generator yielded, and the error that ended it (or None)
+    ["I", n]                  an iterator of the worker, in the arguments of a call back: the
+                              judge takes its items one at a time ("next"), as it needs them
+    ["Q", n, length]          a sequence of the judge that is no list (one that counts its
+                              reads): the worker reads it key by key through function n
     ["A", dtype, shape, values]  a NumPy array (shape [] for a NumPy scalar), values flat
     ["?", type name]          a value that plain data cannot hold
 
 Decoding builds those values and nothing else: no pickle, no class named by the sender, no
-code. Functions ("X", "N", "M", "F") travel only from the judge to the worker: the judge
+code. Functions ("X", "N", "M", "F", "Q") travel only from the judge to the worker: the judge
 decodes what the worker sends as `data_only`, which refuses every function tag, so nothing
-the worker sends can name a module, a function or a class for the judge to use. Anything
+the worker sends can name a module, a function or a class for the judge to use. An iterator
+("I") is a number the judge may ask the worker about, only while the call back that received
+it runs; its items come as data. Anything
 malformed raises UnreadableData. The worker's encoder is `lenient` (a tuple subclass goes as
 a tuple, an unknown object as "?"), since what it sends is only ever read back strictly.
 """
@@ -37,7 +43,7 @@ import dataclasses
 import importlib
 import inspect
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +54,7 @@ NUMBER_TYPES = frozenset(NUMBERS)
 MAX_DEPTH = 64
 GENERATOR_ITEMS = 1_000_000  # what a generator result may yield before it is cut off
 NAMED_MODULES = ("builtins", "math", "operator", "_operator")
-FUNCTION_TAGS = frozenset("XNMF")  # never decoded from what the worker sends
+FUNCTION_TAGS = frozenset("XNMFQ")  # never decoded from what the worker sends
 # The NumPy array types that cross as values ("A"); any other goes as "?".
 ARRAY_DTYPES = frozenset(
     {"bool", "float16", "float32", "float64"}
@@ -170,6 +176,7 @@ class Encoder:
     def __init__(self, kinds: Kinds, call: Call, lenient: bool, refer: bool = False) -> None:
         self.kinds, self.call, self.lenient, self.refer = kinds, call, lenient, refer
         self.functions: Callable[[Any], list[Any]] | None = None
+        self.iterators: Callable[[Iterator[Any]], int] | None = None  # lends them by number
 
     def encode(self, value: Any, depth: int = 0) -> Any:
         kind = type(value)
@@ -201,7 +208,18 @@ class Encoder:
             return self.lenient_value(value, depth)
         if callable(value) and self.functions is not None:
             return self.functions(value)
+        if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+            return self.sequence(value)
         raise TypeError(f"a {kind.__name__} cannot be sent as plain data")
+
+    def sequence(self, value: Sequence[Any]) -> list[Any]:
+        """A sequence of the judge that is no list: its length, and its reads as calls back."""
+        if self.functions is None:
+            raise TypeError(f"a {type(value).__name__} cannot be sent as plain data")
+        handle = self.functions(value.__getitem__)
+        if handle[0] != "F":
+            raise TypeError(f"a {type(value).__name__} cannot be sent as plain data")
+        return ["Q", handle[1], len(value)]
 
     def lenient_value(self, value: Any, depth: int) -> Any:
         """The worker's way with what is not exactly plain: a subclass as its base class, a
@@ -224,6 +242,8 @@ class Encoder:
         if record is not None:
             return self.record(value, depth, record)
         if isinstance(value, Iterator):
+            if self.iterators is not None:
+                return ["I", self.iterators(value)]
             return self.drained(value, depth)
         if type(value).__module__ == "numpy":
             return array_data(value)
@@ -309,9 +329,17 @@ class Decoder:
     `register` is set (the worker numbers the arguments as the judge did). A `data_only`
     decoder (the judge's, for everything the worker sends) refuses every function tag."""
 
-    def __init__(self, kinds: Kinds, call: Call, register: bool, data_only: bool = False):
+    def __init__(
+        self,
+        kinds: Kinds,
+        call: Call,
+        register: bool,
+        data_only: bool = False,
+        iterators: Callable[[int], Iterator[Any]] | None = None,
+    ):
         self.kinds, self.call, self.register = kinds, call, register
         self.data_only = data_only
+        self.iterators = iterators  # the judge's, in a call back's arguments: number -> it
 
     def decode(self, data: Any, depth: int = 0) -> Any:
         if type(data) is not list:
@@ -468,6 +496,16 @@ class Decoder:
         error = None if body[1] is None else raised(body[1])
         return replay(items, error)
 
+    def build_iterator(self, body: list[Any], depth: int) -> Iterator[Any]:
+        if self.iterators is None or len(body) != 1 or type(body[0]) is not int:
+            raise UnreadableData("an iterator only comes in the arguments of a call back")
+        return self.iterators(body[0])
+
+    def build_sequence(self, body: list[Any], depth: int) -> Sequence[Any]:
+        if self.kinds.callback is None or len(body) != 2 or set(map(type, body)) != {int}:
+            raise UnreadableData("no sequences are read back from this side")
+        return ReadBack(self.kinds.callback(body[0]), body[1])
+
     def build_array(self, body: list[Any], depth: int) -> Any:
         """A NumPy array of a plain dtype, its values checked as a Storage's are."""
         if len(body) != 3 or body[0] not in ARRAY_DTYPES or type(body[2]) is not list:
@@ -511,9 +549,27 @@ class Decoder:
         "M": build_made,
         "F": build_callback,
         "G": build_generator,
+        "I": build_iterator,
+        "Q": build_sequence,
         "A": build_array,
         "?": build_opaque,
     }
+
+
+class ReadBack(Sequence):
+    """A sequence of the judge, in the worker: each read is a call back, so the judge sees
+    every read its own object gets."""
+
+    def __init__(self, read: Callable[[Any], Any], length: int) -> None:
+        self.read, self.length = read, length
+
+    def __len__(self) -> int:
+        return self.length
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, int) and not -self.length <= key < self.length:
+            raise IndexError(f"index {key} is out of range for {self.length} items")
+        return self.read(key)
 
 
 def ints(data: Any, what: str) -> tuple[int, ...]:

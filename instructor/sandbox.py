@@ -28,6 +28,7 @@ import contextlib
 import os
 import select
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +107,7 @@ class Sandbox:
         self.serving: bool | None = None  # the worker's tests: hidden ones, public ones, none yet
         self.owed: str | None = None  # the exercise whose call stopped the last worker
         self.depth = 0
+        self.call_started = 0.0  # when the running call (the outermost) began
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
         self.broken: str | None = None  # why the submission does not import, once known
@@ -308,6 +310,7 @@ class Sandbox:
         started = time.monotonic()
         if self.depth == 0:
             self.call_cpu, self.target = self.counted, target
+            self.call_started = started
         self.depth += 1
         try:
             self.send(message)
@@ -409,7 +412,8 @@ class Sandbox:
         number = message[1]
         if not 0 <= number < len(self.functions):
             raise SandboxFailure(f"the worker called back an unknown function {number}")
-        decoder = Decoder(self.kinds, Call(), register=False, data_only=True)
+        lent = Lent(self)
+        decoder = Decoder(self.kinds, Call(), False, data_only=True, iterators=lent.iterator)
         try:
             args, kwargs = decoder.decode(message[2]), decoder.decode(message[3])
         except UnreadableData as error:
@@ -422,9 +426,43 @@ class Sandbox:
         except Exception as error:  # noqa: BLE001 - the judge's function raised: pass it on
             self.send(["raise", plain_data.error_data(error)])
             return
+        finally:
+            lent.open = False
         encoder = Encoder(self.kinds, Call(), lenient=False)
         encoder.functions = self.encode_function
         self.send(["ret", encoder.encode(value)])
+
+    def next_item(self, number: int) -> Any:
+        """The next item of the iterator the worker lent as `number`, serving its calls back
+        while it makes it; StopIteration at its end. A worker that breaks off (or runs out
+        of time) meanwhile is stopped, and the call fails."""
+        self.send(["next", number])
+        while True:
+            try:
+                message = self.receive(self.deadline_of_call(), self.call_started)
+            except SandboxFailure:
+                self.stop()
+                raise
+            kind = message[0] if type(message) is list and message else None
+            if kind == "cb":
+                self.call_back(message)
+                continue
+            try:
+                if kind == "item" and len(message) == 2:
+                    return Decoder(self.kinds, Call(), False, data_only=True).decode(message[1])
+                if kind == "stop" and len(message) == 1:
+                    raise StopIteration
+                if kind == "raise" and len(message) == 2:
+                    raise raised(message[1])
+            except UnreadableData as error:
+                raise TypeError(f"grading cannot read the item: {error}") from None
+            self.stop()
+            why = "ran out of CPU time" if kind == "limit" else f"sent {str(kind)[:40]!r}"
+            raise SandboxFailure(f"the worker {why} while grading took items of its iterator")
+
+    def deadline_of_call(self) -> float:
+        """When the running call's time by the clock is up."""
+        return self.call_started + self.limits.call_wall_seconds
 
     def encode_function(self, function: Any) -> list[Any]:
         """A judge function as plain data: the exercise of the call (the submission's function
@@ -443,6 +481,25 @@ class Sandbox:
             return ["M", made[0], made[1], encoder.encode(made[2])]
         self.functions.append(function)
         return ["F", len(self.functions) - 1]
+
+
+class Lent:
+    """The iterators the worker lends one call back of a judge function: the judge takes
+    their items while that function runs, and never after."""
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self.sandbox, self.open = sandbox, True
+
+    def iterator(self, number: int) -> Iterator[Any]:
+        """The worker's iterator `number`, as the judge function iterates it."""
+        while True:
+            if not self.open:
+                raise RuntimeError("an iterator of the worker is read only while its call runs")
+            try:
+                item = self.sandbox.next_item(number)
+            except StopIteration:
+                return
+            yield item
 
 
 def update_in_place(original: Any, new: Any) -> None:

@@ -19,7 +19,9 @@ configuration and two pipes to the judge. In order:
        worker: ["ret", value, changes]   or   ["raise", error]   or   ["limit", why]
    While it runs a call, it may call a function of the judge, ["cb", number, args, kwargs],
    and the judge may call it again before it answers: each side serves the other's calls
-   while it waits.
+   while it waits. An iterator among a call back's arguments is lent ("I", its number): the
+   judge asks for its items, ["next", number], and the worker answers ["item", value],
+   ["stop"] or ["raise", error], making each item only when it is asked for.
 
 Everything it sends is plain data (instructor.plain_data), which the judge decodes as data
 only: no function, module or class is taken from it, and no figure it could report (its CPU
@@ -35,7 +37,7 @@ import os
 import resource
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,6 +243,7 @@ class Worker:
         self.channel, self.cpu_seconds = channel, cpu_seconds
         self.kinds: Kinds | None = None
         self.depth = 0
+        self.lent: list[Iterator[Any]] = []  # iterators lent to the judge in this call
 
     def load(self, package: Path, modules: list[str], tree: str) -> None:
         """Import the submission's package and every module of the catalog's chapters, and
@@ -263,20 +266,49 @@ class Worker:
 
         def call_judge(*args: Any, **kwargs: Any) -> Any:
             encoder = Encoder(self.kinds, Call(), lenient=True)
+            encoder.iterators = self.lend
             self.channel.send(["cb", number, encoder.encode(args), encoder.encode(kwargs)])
             return self.wait()
 
         return call_judge
 
+    def lend(self, iterator: Iterator[Any]) -> int:
+        """The number under which the judge may ask for the items of `iterator`."""
+        self.lent.append(iterator)
+        return len(self.lent) - 1
+
     def wait(self) -> Any:
-        """Serve the judge's calls until it answers the call this side made."""
+        """Serve the judge's calls (and its asks for items) until it answers the call this
+        side made."""
         while True:
             message = self.channel.receive()
             if message[0] == "ret":
                 return Decoder(self.kinds, Call(), register=False).decode(message[1])
             if message[0] == "raise":
                 raise plain_data.raised(message[1])
+            if message[0] == "next":
+                self.give_next(message)
+                continue
             self.answer(message)
+
+    def give_next(self, message: list[Any]) -> None:
+        """Send the next item of a lent iterator, made now (its end, or its error)."""
+        number = message[1] if len(message) == 2 else None
+        if type(number) is not int or not 0 <= number < len(self.lent):
+            self.channel.send(["raise", ["ValueError", f"no iterator {number!r} was lent"]])
+            return
+        try:
+            item = next(self.lent[number])
+        except StopIteration:
+            self.channel.send(["stop"])
+            return
+        except CallLimit:
+            raise
+        except BaseException as error:  # noqa: BLE001 - the submission's error is data
+            self.channel.send(["raise", error_data(error)])
+            return
+        encoder = Encoder(self.kinds, Call(), lenient=True)
+        self.channel.send(["item", encoded(encoder, item)])
 
     def answer(self, message: list[Any]) -> None:
         """Run one call of the judge and send its outcome."""
@@ -310,6 +342,8 @@ class Worker:
             outcome = ["raise", error_data(error)]
         finally:
             self.depth -= 1
+            if self.depth == 0:
+                self.lent.clear()
             for owner, attribute, original in reversed(replaced):
                 setattr(owner, attribute, original)
         self.channel.send(outcome)

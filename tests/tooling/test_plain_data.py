@@ -4,11 +4,13 @@ fields and come back as the judge's own class; anything else named a record is r
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
 from instructor.judge import tensor_kinds
-from instructor.plain_data import Call, Decoder, Encoder, UnreadableData
+from instructor.plain_data import FUNCTION_TAGS, Call, Decoder, Encoder, UnreadableData
 from tenxor.graph_attention import GATv2
 
 pytestmark = pytest.mark.provided
@@ -57,12 +59,54 @@ def from_worker(data: object) -> object:
         ["X", "unittest.mock", "ANY"],
         ["N", "builtins", "print"],
         ["F", 0],
+        ["Q", 0, 3],
         ["t", 1, ["l", ["X", "tenxor.storage", "numel"]]],  # nested too
     ],
 )
 def test_the_judge_refuses_every_function_a_worker_names(data):
     with pytest.raises(UnreadableData, match=repr(data[0] if data[0] != "t" else "X")):
         from_worker(data)
+
+
+def test_every_tag_the_judge_decodes_from_a_worker_is_data_or_refused():
+    """Enumerated over every tag plain data knows: a function tag from the worker is refused,
+    and an iterator only comes in the arguments of a call back."""
+    for tag in Decoder.BUILDERS:
+        if tag in FUNCTION_TAGS:
+            with pytest.raises(UnreadableData, match="a function"):
+                from_worker([tag, 0, 0])
+    with pytest.raises(UnreadableData, match="only comes in the arguments of a call back"):
+        from_worker(["I", 0])
+    assert set(FUNCTION_TAGS) == set("XNMFQ")
+
+
+class Counted(Sequence):
+    """A sequence of the judge that notes every key it is read with."""
+
+    def __init__(self, values: list[float]) -> None:
+        self.values, self.keys = values, []
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, key):
+        self.keys.append(key)
+        return self.values[key]
+
+
+def test_a_judge_sequence_is_read_back_key_by_key_from_the_judge():
+    """A sequence that is no list crosses as reads back: the worker's slice is one read of
+    the judge's own object, which sees it."""
+    counted, functions = Counted([1.0, 2.0, 3.0, 4.0]), []
+    encoder = Encoder(tensor_kinds(), Call(), lenient=False)
+    encoder.functions = lambda function: ["F", functions.append(function) or len(functions) - 1]
+    data = json.loads(json.dumps(encoder.encode(counted)))
+    assert data == ["Q", 0, 4]
+    kinds = replace(tensor_kinds(), callback=lambda number: functions[number])
+    back = Decoder(kinds, Call(), register=True).decode(data)
+    assert len(back) == 4 and back[1:4:2] == [2.0, 4.0] and counted.keys == [slice(1, 4, 2)]
+    with pytest.raises(IndexError):
+        back[4]
 
 
 def test_numpy_arrays_and_scalars_cross_as_values():

@@ -20,6 +20,7 @@ from instructor.regions import find_regions
 from instructor.release import stubbed_source
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run
+from tests.tooling.planted import PLANTED, plant
 from tests.tooling.submissions import (
     ALL_TRUE_ZIP,
     ROOT,
@@ -123,6 +124,36 @@ def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> No
     gained = sorted(passed[LYING_ZIP.name] - passed[HONEST_ZIP.name])
     assert not gained, f"tests that passed only because the zip kernel lied: {gained}"
     assert len(passed[HONEST_ZIP.name]) < 10, f"tests a tensor answer passes: {passed}"
+
+
+WALK_TESTS = (
+    "test_combine_fold_values_combines_each_element_as_fold_takes_it",
+    "test_combine_fold_values_reads_a_row_at_a_time_as_fold_reaches_it",
+)
+
+
+@pytest.mark.parametrize(
+    ("mistake", "caught_by"),
+    [("combines each group into a list", WALK_TESTS[0]),
+     ("reads every element at its own offset", WALK_TESTS[1])],
+)  # fmt: skip
+def test_the_fused_kernels_walk_is_watched_from_the_judge(bench: Bench, mistake, caught_by):
+    """The tests that watch how the fused kernel walks pass on the reference through the
+    worker and fail its two wrong walks: fold takes the worker's iterator item by item, and
+    the counting storage is read back from the judge, so what they observe is the judge's."""
+    answer = next(a for a in PLANTED if a.mistake.startswith(mistake))
+    wrong = judged(
+        bench, Fixture(mistake, (lambda folder: plant(folder, answer),), (), ""), ["5.4"]
+    )
+    right = judged(bench, Fixture("reference", (), (), ""), ["5.4"])
+    for run, passes in ((right, True), (wrong, False)):
+        watched = {t: r for t, r in run.results.items() if caught_by in t}
+        assert watched, f"no test {caught_by} ran: {run.output[-2000:]}"
+        outcomes = {t: r.passed for t, r in watched.items()}
+        assert all(outcomes.values()) if passes else not any(outcomes.values()), (
+            f"{'reference' if passes else mistake}: {outcomes} "
+            f"{[r.message for r in watched.values()][:2]}"
+        )
 
 
 def secrets() -> list[str]:
