@@ -312,38 +312,48 @@ def test_a_call_is_never_cut_inside_an_argument():
     assert short == "numel(shape=(2, 3))" and len(short) < CALL_CHARS
 
 
-def planted_report(tmp_path: Path, exercise_id: str, mistake: str) -> str:
+@pytest.fixture(scope="module")
+def reference_course(tmp_path_factory) -> Path:
+    """A copy of the reference that the tests plant one wrong answer in at a time."""
+    return copy_of_reference(tmp_path_factory.mktemp("reference") / "course")
+
+
+def planted_report(course: Path, exercise_id: str, mistake: str) -> str:
     """check's report of exercise `exercise_id` with the planted answer whose mistake starts
-    with `mistake`, in a copy of the reference."""
+    with `mistake`, planted in the reference copy `course` (and taken out again)."""
     from tests.tooling.planted import PLANTED, plant
 
     answer = next(a for a in PLANTED if a.exercise == exercise_id and a.mistake.startswith(mistake))
-    course = copy_of_reference(tmp_path / "course")
+    module = course / BY_ID[exercise_id].path
+    reference = module.read_text(encoding="utf-8")
     plant(course, answer)
-    state, text = checked(exercise_id, course)
+    try:
+        state, text = checked(exercise_id, course)
+    finally:
+        module.write_text(reference, encoding="utf-8")
     assert state == FAILING, text
     return text.split("First failure, ")[1]
 
 
-def test_a_walk_that_goes_wrong_shows_the_step_that_led_there(tmp_path):
+def test_a_walk_that_goes_wrong_shows_the_step_that_led_there(reference_course):
     """A next_index that carries one place only returns (0, 3, 0) after (0, 2, 3): the report
     shows that call and its result, not the next call raising on (0, 3, 0) as it should."""
-    first = planted_report(tmp_path, "2.5", "carries into the dim before the last only")
+    first = planted_report(reference_course, "2.5", "carries into the dim before the last only")
     assert "call:     next_index(index=(0, 2, 3), shape=(2, 3, 4))" in first, first
     assert "returned: (0, 3, 0)" in first, first
     assert "(0, 3, 0) is not an index of shape (2, 3, 4)" in " ".join(first.split()), first
     assert "no error is due" not in first, first
 
 
-def test_an_error_raised_where_a_value_is_due_shows_that_value(tmp_path):
+def test_an_error_raised_where_a_value_is_due_shows_that_value(reference_course):
     """A next_index that raises after the last index is shown the None that was due."""
-    first = planted_report(tmp_path, "2.5", "raises IndexError after the last index")
+    first = planted_report(reference_course, "2.5", "raises IndexError after the last index")
     assert "call:     next_index(index=(1, 2, 3), shape=(2, 3, 4))" in first, first
     assert re.search(r"^\s+expected: +None$", first, re.M), first
 
 
-def test_a_generator_is_shown_by_what_it_yielded(tmp_path):
-    first = planted_report(tmp_path, "4.3", "wraps a dim back")
+def test_a_generator_is_shown_by_what_it_yielded(reference_course):
+    first = planted_report(reference_course, "4.3", "wraps a dim back")
     assert "returned: a generator that yielded [1, 3, 5, 0, 2, 4]" in first, first
 
 
@@ -352,17 +362,17 @@ def test_a_generator_is_shown_by_what_it_yielded(tmp_path):
     [("groups the softmax by source", "grouped by target"),
      ("adds a self loop per node but keeps", "each self loop counted once")],
 )  # fmt: skip
-def test_the_rule_shown_is_the_one_the_wrong_step_broke(tmp_path, mistake, rule):
+def test_the_rule_shown_is_the_one_the_wrong_step_broke(reference_course, mistake, rule):
     """gatv2_edges has several steps; the report's rule is the one its output went off at."""
-    first = " ".join(planted_report(tmp_path, "6.11", mistake).split())
+    first = " ".join(planted_report(reference_course, "6.11", mistake).split())
     assert rule in first, first
     other = "each self loop counted once" if rule == "grouped by target" else "grouped by target"
     assert other not in first, first
 
 
-def test_bit_patterns_are_shown_in_hex_in_the_call_the_result_and_the_case(tmp_path):
+def test_bit_patterns_are_shown_in_hex_in_the_call_the_result_and_the_case(reference_course):
     """1.2's messages write patterns in hex; its call, result and case do too."""
-    first = planted_report(tmp_path, "1.2", "rounds every tie up")
+    first = planted_report(reference_course, "1.2", "rounds every tie up")
     assert re.search(r"^\s+call: +round_to_bfloat16\(bits32=0x[0-9a-f]+\)$", first, re.M), first
     assert re.search(r"^\s+returned: +0x[0-9a-f]+$", first, re.M), first
     assert not re.search(r"\b\d{5,}\b", first), f"a pattern in decimal:\n{first}"
