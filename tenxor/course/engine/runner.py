@@ -59,11 +59,14 @@ def case_value(value: object) -> str:
 
 
 def case_in_words(item: pytest.Item) -> str | None:
-    """A parametrized test's case as its values: "shape=(2, 3), dim=1", "dtype=int64"."""
+    """A parametrized test's case as its values: "shape=(2, 3), dim=1", "dtype=int64"; by the
+    id its test gave it where a value is a lambda, which has no name to show."""
     callspec = getattr(item, "callspec", None)
     params = getattr(callspec, "params", None)
     if not params:
         return None
+    if any(getattr(value, "__name__", None) == "<lambda>" for value in params.values()):
+        return callspec.id
     return ", ".join(f"{name}={case_value(value)}" for name, value in params.items())
 
 
