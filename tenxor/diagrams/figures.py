@@ -28,6 +28,7 @@ from .layouts import (
     storage_slots,
 )
 from .parts import (
+    Block,
     caption,
     caption_width,
     links,
@@ -71,6 +72,24 @@ def cell_values(
     if storage_values is None:
         return None
     return {index: format_value(storage_values[o]) for index, o in read.items()}
+
+
+def tensor_cells(
+    shape: Sequence[int],
+    read: dict[Index, int],
+    colours: dict[int, str],
+    storage_values: Sequence[Any] | None,
+    arrows_out: bool,
+) -> Block:
+    """The tensor's grid: each cell in the colour of the offset it reads, with its value
+    when values are drawn, and room for arrows to leave it when `arrows_out`."""
+    return tensor_block(
+        "tensor",
+        shape,
+        {i: colours[o] for i, o in read.items()},
+        cell_values(read, storage_values),
+        "out" if arrows_out else None,
+    )
 
 
 @dataclass(frozen=True)
@@ -132,13 +151,7 @@ def layout_diagram(
     reached = set(read.values())
     colours = offset_colours(reached)
     pairs = [(index, read[index]) for index in chosen_arrows(shape, arrows)]
-    cells = tensor_block(
-        "tensor",
-        shape,
-        {i: colours[o] for i, o in read.items()},
-        cell_values(read, storage_values),
-        "out" if pairs else None,
-    )
+    cells = tensor_cells(shape, read, colours, storage_values, bool(pairs))
     offsets = storage_block("storage", storage_slots(reached, storage_size), colours,
                             storage_texts(storage_values))  # fmt: skip
     width = caption_width(cells, offsets)

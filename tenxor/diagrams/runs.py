@@ -16,9 +16,9 @@ from typing import Any
 
 from .figures import (
     Arrows,
-    cell_values,
     drawable,
     storage_texts,
+    tensor_cells,
 )
 from .layouts import (
     MAX_CELLS,
@@ -37,7 +37,6 @@ from .parts import (
     picture_of,
     stack,
     storage_block,
-    tensor_block,
 )
 from .render import Picture, render
 from .shapes import FAINT, INK, WHITE, Diagram, box, concat, disc, label, text_width
@@ -201,13 +200,7 @@ def runs_diagram(
     storage = storage_block("storage", slots, colours, storage_texts(storage_values))
     pairs = [(index, read[index]) for index in chosen_arrows(shape, arrows)]
     dims = dims_block(shape, strides, runs)
-    cells = tensor_block(
-        "tensor",
-        shape,
-        {i: colours[o] for i, o in read.items()},
-        cell_values(read, storage_values),
-        "out" if pairs else None,
-    )
+    cells = tensor_cells(shape, read, colours, storage_values, bool(pairs))
     walks = with_walks(storage, runs, offset, drawn=len(slots) <= STORAGE_PER_LINE)
     width = caption_width(dims, cells, walks)
     blocks = stack(
