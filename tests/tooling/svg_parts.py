@@ -236,18 +236,37 @@ def route_distance(point: Point, route: list[Point]) -> float:
 
 def crosses_box(start: Point, end: Point, box: Box) -> bool:
     """Whether the segment from `start` to `end` passes through the inside of `box` (touching
-    its outline does not count): the segment clipped to the box keeps a length."""
-    (x0, y0), (x1, y1) = start, end
-    low, high = 0.0, 1.0
-    for delta, origin, lower, upper in ((x1 - x0, x0, box[0], box[2]),
-                                         (y1 - y0, y0, box[1], box[3])):  # fmt: skip
-        if abs(delta) < 1e-12:
-            if not lower < origin < upper:
-                return False
-            continue
-        a, b = (lower - origin) / delta, (upper - origin) / delta
-        low, high = max(low, min(a, b)), min(high, max(a, b))
-    return high - low > 1e-9
+    its outline does not count): a point of it lies inside, or it cuts a side of the box
+    between that side's ends and goes on inside. Computed apart from the drawing code."""
+    inside = lambda x, y: box[0] < x < box[2] and box[1] < y < box[3]  # noqa: E731
+    if inside(*start) or inside(*end):
+        return True
+    middle = ((start[0] + end[0]) / 2, (start[1] + end[1]) / 2)
+    corners = [(box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3])]
+    crossings = [
+        point
+        for a, b in zip(corners, corners[1:] + corners[:1])
+        if (point := meeting(start, end, a, b)) is not None
+    ]
+    # Two distinct crossings of the outline: the segment between them runs inside.
+    return inside(*middle) or any(
+        math.dist(p, q) > 1e-9 and inside((p[0] + q[0]) / 2, (p[1] + q[1]) / 2)
+        for p in crossings
+        for q in crossings
+    )
+
+
+def meeting(p: Point, q: Point, a: Point, b: Point) -> Point | None:
+    """Where segment p-q meets segment a-b, if they meet at one point."""
+    (rx, ry), (sx, sy) = (q[0] - p[0], q[1] - p[1]), (b[0] - a[0], b[1] - a[1])
+    across = rx * sy - ry * sx
+    if abs(across) < 1e-12:
+        return None
+    t = ((a[0] - p[0]) * sy - (a[1] - p[1]) * sx) / across
+    u = ((a[0] - p[0]) * ry - (a[1] - p[1]) * rx) / across
+    if -1e-12 <= t <= 1 + 1e-12 and -1e-12 <= u <= 1 + 1e-12:
+        return (p[0] + t * rx, p[1] + t * ry)
+    return None
 
 
 def crosses_disc(start: Point, end: Point, centre: Point, radius: float) -> bool:
