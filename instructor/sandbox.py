@@ -360,33 +360,37 @@ class Sandbox:
     def outcome(self, call: Call, account: Account, started: float) -> Any:
         """Wait for the worker's answer to a call, serving its calls back meanwhile: the
         result, or Raising(the error to raise)."""
-        deadline = started + self.limits.call_wall_seconds
+        message = self.reply(started + self.limits.call_wall_seconds, started)
+        kind = message[0]
+        if kind == "limit":
+            account.strikes.append("it ran out of CPU time")
+            return Raising(
+                LimitReached(
+                    f"the call used more than {self.limits.call_cpu_seconds:g} s of CPU time"
+                )
+            )
+        try:
+            if kind == "raise" and len(message) == 2:
+                error = raised(message[1])
+                if type(error) is MemoryError:  # it may well do so again, and slowly
+                    account.strikes.append("it went over the memory limit")
+                return Raising(error)
+            if kind == "ret" and len(message) == 3:
+                return self.result(call, message[1], message[2])
+        except UnreadableData as error:
+            return Raising(error)
+        raise SandboxFailure(f"the worker sent a message of unknown kind {kind!r}"[:200])
+
+    def reply(self, deadline: float, started: float) -> list[Any]:
+        """The worker's next message that is not a call back, serving its calls back until
+        it comes."""
         while True:
             message = self.receive(deadline, started)
             if type(message) is not list or not message:
                 raise SandboxFailure("the worker sent something that is not a message")
-            kind = message[0]
-            if kind == "cb":
-                self.call_back(message)
-                continue
-            if kind == "limit":
-                account.strikes.append("it ran out of CPU time")
-                return Raising(
-                    LimitReached(
-                        f"the call used more than {self.limits.call_cpu_seconds:g} s of CPU time"
-                    )
-                )
-            try:
-                if kind == "raise" and len(message) == 2:
-                    error = raised(message[1])
-                    if type(error) is MemoryError:  # it may well do so again, and slowly
-                        account.strikes.append("it went over the memory limit")
-                    return Raising(error)
-                if kind == "ret" and len(message) == 3:
-                    return self.result(call, message[1], message[2])
-            except UnreadableData as error:
-                return Raising(error)
-            raise SandboxFailure(f"the worker sent a message of unknown kind {kind!r}"[:200])
+            if message[0] != "cb":
+                return message
+            self.call_back(message)
 
     def result(self, call: Call, value: Any, changes: Any) -> Any:
         """Decode a result, first applying what the call changed in its arguments: as data
@@ -437,32 +441,25 @@ class Sandbox:
         while it makes it; StopIteration at its end. A worker that breaks off (or runs out
         of time) meanwhile is stopped, and the call fails."""
         self.send(["next", number])
-        while True:
-            try:
-                message = self.receive(self.deadline_of_call(), self.call_started)
-            except SandboxFailure:
-                self.stop()
-                raise
-            kind = message[0] if type(message) is list and message else None
-            if kind == "cb":
-                self.call_back(message)
-                continue
-            try:
-                if kind == "item" and len(message) == 2:
-                    return Decoder(self.kinds, Call(), False, data_only=True).decode(message[1])
-                if kind == "stop" and len(message) == 1:
-                    raise StopIteration
-                if kind == "raise" and len(message) == 2:
-                    raise raised(message[1])
-            except UnreadableData as error:
-                raise TypeError(f"grading cannot read the item: {error}") from None
+        started = self.call_started  # the running call's limits hold while it makes items
+        try:
+            message = self.reply(started + self.limits.call_wall_seconds, started)
+        except SandboxFailure:
             self.stop()
-            why = "ran out of CPU time" if kind == "limit" else f"sent {str(kind)[:40]!r}"
-            raise SandboxFailure(f"the worker {why} while grading took items of its iterator")
-
-    def deadline_of_call(self) -> float:
-        """When the running call's time by the clock is up."""
-        return self.call_started + self.limits.call_wall_seconds
+            raise
+        kind = message[0]
+        try:
+            if kind == "item" and len(message) == 2:
+                return Decoder(self.kinds, Call(), False, data_only=True).decode(message[1])
+            if kind == "stop" and len(message) == 1:
+                raise StopIteration
+            if kind == "raise" and len(message) == 2:
+                raise raised(message[1])
+        except UnreadableData as error:
+            raise TypeError(f"grading cannot read the item: {error}") from None
+        self.stop()
+        why = "ran out of CPU time" if kind == "limit" else f"sent {str(kind)[:40]!r}"
+        raise SandboxFailure(f"the worker {why} while grading took items of its iterator")
 
     def encode_function(self, function: Any) -> list[Any]:
         """A judge function as plain data: the exercise of the call (the submission's function
