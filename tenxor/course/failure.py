@@ -53,11 +53,16 @@ def readable(value: object) -> str:
     if type(value) in (tuple, list) and any(
         isinstance(part, slice) or (type(part) is int and INTS_IN_HEX.get()) for part in value
     ):
-        inner = ", ".join(readable(part) for part in value)
-        if type(value) is list:
-            return f"[{inner}]"
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
+        return written_as(value, [readable(part) for part in value])
     return repr(value)
+
+
+def written_as(items: list | tuple, texts: list[str]) -> str:
+    """A list or a tuple as code writes it, from the texts of its items: [a, b], (a,), (a, b)."""
+    inner = ", ".join(texts)
+    if type(items) is list:
+        return f"[{inner}]"
+    return f"({inner},)" if len(texts) == 1 else f"({inner})"
 
 
 def shown(value: object, limit: int = VALUE_CHARS) -> str:

@@ -23,7 +23,7 @@ from types import CodeType, FrameType, TracebackType
 from typing import Any
 
 from ..catalog import BY_ID, CATALOG, EXERCISE_FILES, Exercise
-from ..failure import Failure, Mismatch, WrongError, error_in_words, shown
+from ..failure import Failure, Mismatch, WrongError, error_in_words, shown, written_as
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
 MESSAGE_LINES, MESSAGE_CHARS = 8, 800
@@ -301,11 +301,8 @@ def function_name(value: object) -> str | None:
     is not a function."""
     if not callable(value) or not hasattr(value, "__qualname__") or isinstance(value, type):
         return None
-    module = getattr(value, "__module__", None) or "builtins"
     name = value.__qualname__.rsplit(".", 1)[-1]
-    if module in ("builtins", "_operator"):
-        return name if module == "builtins" else f"operator.{name}"
-    return name
+    return f"operator.{name}" if getattr(value, "__module__", None) == "_operator" else name
 
 
 def in_brief(value: object) -> str:
@@ -323,10 +320,7 @@ def in_brief(value: object) -> str:
         dtype_name = getattr(dtype, "name", dtype)
         return f"<{type(value).__name__} of shape {tuple(shape)}, dtype {dtype_name}>"
     if type(value) in (list, tuple) and len(value) <= 4:  # type: ignore[arg-type]
-        items = [in_brief(item) for item in value]  # type: ignore[union-attr]
-        if type(value) is list:
-            return f"[{', '.join(items)}]"
-        return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+        return written_as(value, [in_brief(item) for item in value])  # type: ignore[arg-type]
     if isinstance(value, (list, tuple, dict, set, frozenset)):
         return f"<{type(value).__name__} of {len(value)} items>"
     if is_dataclass(value) and not isinstance(value, type):
