@@ -15,6 +15,8 @@ exception escapes the function, the wrong error type included) or return a wrong
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -455,3 +457,16 @@ def plant(root: Path, planted: Planted) -> None:
         )
     lines[region.begin : region.end - 1] = [body.replace(planted.old, planted.new)]
     path.write_text("".join(lines), encoding="utf-8")
+
+
+@contextmanager
+def planted(root: Path, answer: Planted) -> Iterator[None]:
+    """In the block, the course copy at `root` holds `answer`; after it, the module is as it
+    was."""
+    module = root / catalog_exercise(answer.exercise).path
+    before = module.read_text(encoding="utf-8")
+    plant(root, answer)
+    try:
+        yield
+    finally:
+        module.write_text(before, encoding="utf-8")

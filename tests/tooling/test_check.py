@@ -321,16 +321,11 @@ def reference_course(tmp_path_factory) -> Path:
 def planted_report(course: Path, exercise_id: str, mistake: str) -> str:
     """check's report of exercise `exercise_id` with the planted answer whose mistake starts
     with `mistake`, planted in the reference copy `course` (and taken out again)."""
-    from tests.tooling.planted import PLANTED, plant
+    from tests.tooling.planted import PLANTED, planted
 
     answer = next(a for a in PLANTED if a.exercise == exercise_id and a.mistake.startswith(mistake))
-    module = course / BY_ID[exercise_id].path
-    reference = module.read_text(encoding="utf-8")
-    plant(course, answer)
-    try:
+    with planted(course, answer):
         state, text = checked(exercise_id, course)
-    finally:
-        module.write_text(reference, encoding="utf-8")
     assert state == FAILING, text
     return text.split("First failure, ")[1]
 

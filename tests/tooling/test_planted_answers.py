@@ -17,7 +17,7 @@ import pytest
 
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise
 from tenxor.course.check import FAILING, check_exercise
-from tests.tooling.planted import PLANTED, Planted, plant
+from tests.tooling.planted import PLANTED, Planted, planted
 from tests.tooling.submissions import copy_of_reference
 
 pytestmark = pytest.mark.provided
@@ -51,14 +51,9 @@ def test_the_report_of_a_planted_answer_states_call_result_and_expectation(
     course: Path, answer: Planted
 ):
     item = BY_ID[answer.exercise]
-    module = course / item.path
-    reference = module.read_text(encoding="utf-8")
-    plant(course, answer)
-    try:
-        out = io.StringIO()
+    out = io.StringIO()
+    with planted(course, answer):
         status = check_exercise(item.id, course, out)
-    finally:
-        module.write_text(reference, encoding="utf-8")
     report = out.getvalue()
     assert status.state == FAILING, report
     first = first_failure(report)
