@@ -26,7 +26,6 @@ Both tables go into benchmarks/README.md between the check-latency markers.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import importlib
 import io
@@ -47,7 +46,7 @@ from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import SharedWorker
 from tenxor.course.remembered import REMEMBERED_FILE
 
-from .report import README, ROOT, machine, replace_between
+from .report import README, ROOT, command_line, machine, replace_between
 
 START = "<!-- check latency: written by python -m benchmarks.check_latency -->"
 END = "<!-- end of check latency -->"
@@ -329,11 +328,8 @@ def update_readme(text: str, readme: Path = README) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.check_latency", description=__doc__.splitlines()[0]
-    )
+    parser = command_line("benchmarks.check_latency", __doc__)
     parser.add_argument("--repeats", type=int, default=1, help="checks of each exercise per tree")
-    parser.add_argument("--no-readme", action="store_true", help="leave the README as it is")
     options = parser.parse_args(argv)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="tenxor-latency-") as folder:

@@ -13,7 +13,6 @@ the release leaves this out.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import os
@@ -37,7 +36,7 @@ from instructor.release import write_tree
 from instructor.sandbox import Sandbox
 from tenxor.course.catalog import BY_ID, CATALOG
 
-from .report import README, ROOT, duration, machine, replace_between
+from .report import ROOT, command_line, duration, machine, published
 
 START = "<!-- grading time: written by python -m benchmarks.grading_time -->"
 END = "<!-- end of grading time -->"
@@ -126,9 +125,7 @@ def table(
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.grading_time", description=__doc__.splitlines()[0]
-    )
+    parser = command_line("benchmarks.grading_time", __doc__)
     parser.add_argument("--repeats", type=int, default=3, help="gradings of the submission")
     parser.add_argument("--exercise", action="append", help="grade only these (default: all)")
     parser.add_argument(
@@ -139,7 +136,6 @@ def main(argv: list[str]) -> int:
         help="time only these sandbox modes (default: every usable)",
     )
     parser.add_argument("--calls", type=int, default=20_000, help="calls timed one by one")
-    parser.add_argument("--no-readme", action="store_true", help="leave the README as it is")
     options = parser.parse_args(argv)
     selection = options.exercise or [item.id for item in CATALOG]
     runs, score = [], 0.0
@@ -154,10 +150,7 @@ def main(argv: list[str]) -> int:
             by_mode[mode] = grading_seconds(Path(folder), selection, mode)[0]
         print(f"{mode}: {duration(by_mode[mode])}", flush=True)
     text = table(runs, score, selection, by_mode, call_microseconds(options.calls))
-    print(text)
-    if not options.no_readme:
-        replace_between(README, START, END, text)
-    return 0
+    return published(text, START, END, not options.no_readme)
 
 
 if __name__ == "__main__":

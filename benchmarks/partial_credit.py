@@ -20,7 +20,6 @@ tree (the rules, the hidden tests): the release leaves it out.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import datetime
 import hashlib
@@ -46,7 +45,7 @@ from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise, hidden_tests_of, tests_of
 from tenxor.course.engine import Limits, run_tests
 
-from .report import README, ROOT, machine, replace_between
+from .report import README, ROOT, command_line, machine, replace_between
 
 START = "<!-- partial credit: written by python -m benchmarks.partial_credit -->"
 END = "<!-- end of partial credit -->"
@@ -429,9 +428,7 @@ def as_json(measured: list[Measured]) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.partial_credit", description=__doc__.splitlines()[0]
-    )
+    parser = command_line("benchmarks.partial_credit", __doc__)
     parser.add_argument(
         "--exercise", action="append", metavar="ID", help="measure only these (repeatable)"
     )
@@ -449,7 +446,6 @@ def main(argv: list[str]) -> int:
         help="examples each property test tries, as grading's --examples (default 100)",
     )  # fmt: skip
     parser.add_argument("--json", type=Path, metavar="FILE", help="write every wrong answer here")
-    parser.add_argument("--no-readme", action="store_true", help="leave the README as it is")
     options = parser.parse_args(argv)
     unknown = [exercise_id for exercise_id in options.exercise or [] if exercise_id not in BY_ID]
     if unknown or options.limit < 1:

@@ -3,6 +3,7 @@ whether they are reached, and a bar chart in SVG."""
 
 from __future__ import annotations
 
+import argparse
 import html
 import math
 import platform
@@ -323,3 +324,20 @@ def replace_between(readme: Path, start: str, end: str, text: str) -> None:
     before, rest = content.split(start, 1)
     _, after = rest.split(end, 1)
     readme.write_text(f"{before}{start}\n{text}\n{end}{after}", encoding="utf-8")
+
+
+def command_line(module: str, doc: str) -> argparse.ArgumentParser:
+    """The options of the benchmark `module` (described by the first line of its `doc`),
+    with the --no-readme every benchmark takes."""
+    parser = argparse.ArgumentParser(prog=f"python -m {module}", description=doc.splitlines()[0])
+    parser.add_argument("--no-readme", action="store_true", help="leave the README as it is")
+    return parser
+
+
+def published(text: str, start: str, end: str, into_readme: bool) -> int:
+    """Print a benchmark's `text` and, if `into_readme`, put it between its markers of the
+    README; the command's exit code."""
+    print(text)
+    if into_readme:
+        replace_between(README, start, end, text)
+    return 0

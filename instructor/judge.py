@@ -1,27 +1,30 @@
-"""The judge: a pytest plugin that grades a submission without running a line of it.
+"""The judge: a pytest plugin that grades submissions without running a line of them.
 
-Loaded with `-p instructor.judge` in the judges' tree, which holds the instructor's reference
-solutions (readable by the judges alone), with the sandbox configuration in the
-TENXOR_SANDBOX variable. Before any test is collected, every exercise function, wherever the
-package holds it, becomes a proxy. During a test of exercise X, X's proxy calls the
-submission's function in the sandbox worker (instructor.sandbox), and every other exercise's
-proxy calls the instructor's reference: so only X's function runs submitted code, and what
-builds a test's inputs or compares its results never does. Public tests run first; a worker
-that served them is stopped before a hidden test's first call, and the next one starts from
-nothing (instructor.leftovers), so nothing of a hidden test can reach a public one.
+Loaded with `-p instructor.judge` in the judges' tree, which holds the instructor's
+reference solutions (readable by the judges alone), with a sandbox configuration for each
+submission it grades (a JSON list) in the TENXOR_SANDBOX variable. Several submissions are
+graded in turn, each with workers of its own, by one process: it collects the tests once,
+and draws each property test's examples once (instructor.replay). Before any test is
+collected, every exercise function, wherever the package holds it, becomes a proxy. During a
+test of exercise X, X's proxy calls the submission's function in the sandbox worker
+(instructor.sandbox), and every other exercise's proxy calls the instructor's reference: so
+only X's function runs submitted code, and what builds a test's inputs or compares its
+results never does. Public tests run first; a worker that served them is stopped before a
+hidden test's first call, and the next one starts from nothing (instructor.leftovers), so
+nothing of a hidden test can reach a public one.
 
 When a test replaces an exercise function by a stand-in, calls into the worker carry the
 stand-in along for the exercises that build on it. Each report names the exercises whose
-calls went to the worker (`report.crossed`), and each failing report gets the failure in
-plain words (`report.failure`), which pytest-reportlog and pytest-xdist pass on with the
-report.
+calls went to the worker (`report.crossed`) and the submission it graded
+(`report.submission`), and each failing report gets the failure in plain words
+(`report.failure`), which pytest-reportlog and pytest-xdist pass on with the report.
 
 The judge starts as root when grading does, and gives root up before it runs a test (before
-it reads a byte from a worker): it becomes a user of its own, which may read its own tree and
-write only its own folder. Workers are started for it by a launcher process that keeps root
-(instructor.launcher) and never reads what they send. Its first worker starts before the
-first test: if the submission does not import, the judge writes why to the file that
-TENXOR_IMPORT_PROBLEM names and fails every call at once; grading then finds the modules to
+it reads a byte from a worker): it becomes a user of its own, which may read its own tree
+and write only its own folder. Workers are started for it by a launcher process that keeps
+root (instructor.launcher) and never reads what they send. Its first worker starts before
+the first test: if the submission does not import, the judge writes why to its file of those
+TENXOR_IMPORT_PROBLEM lists and fails every call at once; grading then finds the modules to
 blame with `check_imports`, which tries packages in workers the same way.
 """
 
@@ -41,6 +44,7 @@ import pytest
 from instructor import plain_data
 from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds
+from instructor.replay import Example, is_property_test, recording, replayed
 from instructor.sandbox import Sandbox
 from tenxor.course.catalog import (
     BY_ID,
@@ -55,13 +59,21 @@ from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import Failure, ints_in_hex, shown
 from tenxor.course.markers import BIT_PATTERNS, exercise_of
 
-SANDBOX: Sandbox | None = None
+SANDBOX: Sandbox | None = None  # the sandbox of the submission being graded
+SANDBOXES: list[Sandbox] = []  # one for each submission this judge grades, in turn
+IMPORT_PROBLEMS: list[Path] = []  # where to write why each submission does not import
+GRADED: list[Path] = []  # the file each submission's end makes, once its reports are written
+# The submission whose tests are running (its index in SANDBOXES), or None while the
+# reference solutions run every property test to record its examples (instructor.replay).
+GRADING: dict[str, int | None] = {"submission": 0}
+EXAMPLES: dict[str, list[Example]] = {}  # test -> the examples recorded for it
 PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
 # The exercise whose test is running (only its function's calls go to the worker), and
 # whether the test is hidden (a worker serves public tests or hidden ones, never both).
 RUNNING: dict[str, Any] = {"exercise": None, "hidden": False}
 CROSSED: set[str] = set()  # the exercises whose functions the running test called in the worker
 CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
+REPLAY_FAILURE = pytest.StashKey[BaseException | None]()  # what a replayed test raised first
 
 Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it should hold)
 # The running test's last call of each exercise function: (arguments, kwargs, what it
@@ -82,18 +94,19 @@ def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:
             if module.__dict__.get(attribute) is not proxy]  # fmt: skip
 
 
-def proxy(sandbox: Sandbox, exercise: Exercise, reference: Any, watched: list[Slot]) -> Any:
+def proxy(exercise: Exercise, reference: Any, watched: list[Slot]) -> Any:
     """The judge's version of an exercise function: during a test of its exercise it calls
-    the submission's function in the worker, during any other test the `reference`."""
+    the function of the submission being graded in its worker, during any other test (and
+    while examples are recorded) the `reference`."""
     target = (exercise.module, exercise.function)
 
     def call_in_worker(*args: Any, **kwargs: Any) -> Any:
-        if RUNNING["exercise"] != exercise.id:
+        if RUNNING["exercise"] != exercise.id or SANDBOX is None:
             return reference(*args, **kwargs)
         CROSSED.add(exercise.id)
-        sandbox.serve(hidden=RUNNING["hidden"])
+        SANDBOX.serve(hidden=RUNNING["hidden"])
         try:
-            value = sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
+            value = SANDBOX.call(exercise.id, target, args, kwargs, stand_ins(watched))
         except BaseException:
             CALLS.pop(exercise.id, None)
             CALLS[exercise.id] = (args, kwargs, None, True)
@@ -107,7 +120,7 @@ def proxy(sandbox: Sandbox, exercise: Exercise, reference: Any, watched: list[Sl
     return call_in_worker
 
 
-def install(sandbox: Sandbox) -> dict[str, Any]:
+def install() -> dict[str, Any]:
     """Put a proxy in every place the package holds an exercise function (the reference);
     the proxies."""
     for module in EXERCISE_MODULES:  # a chapter's module that the package does not import
@@ -118,7 +131,7 @@ def install(sandbox: Sandbox) -> dict[str, Any]:
     proxies = {}
     for exercise in CATALOG:
         reference = getattr(importlib.import_module(exercise.module), exercise.function)
-        proxies[exercise.id] = proxy(sandbox, exercise, reference, watched[exercise.id])
+        proxies[exercise.id] = proxy(exercise, reference, watched[exercise.id])
         for module in modules:
             for attribute, value in list(vars(module).items()):
                 if value is reference:
@@ -141,40 +154,121 @@ def pin(slot: int) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global SANDBOX, CONFIG
+    global CONFIG
     settings = os.environ.get("TENXOR_SANDBOX")
     if not settings:
-        raise pytest.UsageError("the judge needs its sandbox configuration in TENXOR_SANDBOX")
-    sandbox_config = CONFIG = SandboxConfig.from_json(settings)
+        raise pytest.UsageError("the judge needs its sandbox configurations in TENXOR_SANDBOX")
+    configs = [SandboxConfig.from_json(text) for text in json.loads(settings)]
+    IMPORT_PROBLEMS[:] = [Path(path) for path in json.loads(os.environ["TENXOR_IMPORT_PROBLEM"])]
+    GRADED[:] = [Path(path) for path in json.loads(os.environ.get("TENXOR_GRADED", "[]"))]
+    if not configs or not len(configs) == len(IMPORT_PROBLEMS) == len(GRADED):
+        raise pytest.UsageError("the judge needs an import problem and a graded file each")
+    sandbox_config = CONFIG = configs[0]
     tree = Path(sandbox_config.tree).resolve()
     if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(tree):
         raise pytest.UsageError(f"the judge must import tenxor from its tree {tree}")
     workerinput = getattr(config, "workerinput", None)  # set in an xdist worker: gw0, gw1, ...
+    if (workerinput or getattr(config.option, "numprocesses", None)) and len(configs) > 1:
+        raise pytest.UsageError("a judge of several submissions runs in one process")
     if workerinput is None and getattr(config.option, "numprocesses", None):
         return  # an xdist controller: it runs no test, so it needs no worker
     index = int(workerinput["workerid"].removeprefix("gw")) if workerinput else 0
-    slot = sandbox_config.slot + index
-    pin(slot)  # first: the launcher, and so the workers, run on the same CPU
-    mine = dataclasses.replace(sandbox_config, slot=slot)
-    SANDBOX = Sandbox(mine, tensor_kinds(), launcher_for(mine))
-    PROXIES.update(install(SANDBOX))
+    pin(sandbox_config.slot + index)  # first: the launchers, and so the workers, on one CPU
+    kinds = tensor_kinds()
+    for each in configs:  # each launcher started while the judge is still root
+        mine = dataclasses.replace(each, slot=each.slot + index)
+        SANDBOXES.append(Sandbox(mine, kinds, launcher_for(mine)))
+    PROXIES.update(install())
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_runtestloop(session: pytest.Session) -> None:
-    """Give up root before the first test (in an xdist controller too: its workers are up)."""
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """Give up root before the first test (in an xdist controller too: its workers are up).
+    One submission: pytest's own loop runs its tests. Several: the reference solutions run
+    the property tests once, recording their examples, then each submission's tests run in
+    turn, the property tests on the recorded examples (instructor.replay)."""
     if CONFIG is not None:
         give_up_root(CONFIG)
-    if SANDBOX is not None:  # the first worker: if the submission does not import, say so
-        problem = SANDBOX.start()
-        if problem:
-            SANDBOX.broken = problem
-            Path(os.environ["TENXOR_IMPORT_PROBLEM"]).write_text(problem, encoding="utf-8")
+    if len(SANDBOXES) == 1:
+        begin(0)
+        return None
+    if not SANDBOXES:
+        return None  # an xdist controller
+    if session.testsfailed and not session.config.option.continue_on_collection_errors:
+        raise session.Interrupted(f"{session.testsfailed} errors during collection")
+    GRADING["submission"] = None
+    run_items(session, [item for item in session.items if is_property_test(function_of(item))])
+    for index, sandbox in enumerate(SANDBOXES):
+        begin(index)
+        run_items(session, session.items)
+        sandbox.close()
+        GRADED[index].touch()  # its reports are all in the log: grading may write its results
+    return True
+
+
+def begin(index: int) -> None:
+    """Grade the `index`-th submission from now on: its first worker starts, and if the
+    submission does not import, the judge says so and fails each of its calls at once."""
+    global SANDBOX
+    SANDBOX, GRADING["submission"] = SANDBOXES[index], index
+    problem = SANDBOX.start()
+    if problem:
+        SANDBOX.broken = problem
+        IMPORT_PROBLEMS[index].write_text(problem, encoding="utf-8")
+
+
+def run_items(session: pytest.Session, items: list[pytest.Item]) -> None:
+    """Run `items` as pytest's own loop does (each may run again for another submission)."""
+    for position, item in enumerate(items):
+        following = items[position + 1] if position + 1 < len(items) else None
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=following)
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
+
+
+def function_of(item: pytest.Item) -> Any:
+    return getattr(item, "obj", None)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    if SANDBOX is not None:
-        SANDBOX.close()
+    for sandbox in SANDBOXES:
+        sandbox.close()
+
+
+@pytest.hookimpl(tryfirst=True, specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_replayed(pyfuncitem: pytest.Function) -> bool | None:
+    """A property test whose examples were recorded runs on them alone; if the submission
+    fails one, hypothesis runs the test in full (pytest's own call), for the shrunk example."""
+    examples = EXAMPLES.get(pyfuncitem.nodeid)
+    if examples is None or GRADING["submission"] is None:
+        return None
+    names = pyfuncitem._fixtureinfo.argnames
+    fixtures = {name: pyfuncitem.funcargs[name] for name in names}
+    failure = replayed(pyfuncitem.obj, fixtures, examples)
+    if failure is None:
+        return True
+    pyfuncitem.stash[REPLAY_FAILURE] = failure
+    return None
+
+
+@pytest.hookimpl(hookwrapper=True, specname="pytest_pyfunc_call")
+def pytest_pyfunc_call_recorded(pyfuncitem: pytest.Function):
+    """While the reference runs a property test, record its examples (kept if it passed);
+    a test run in full after its replay failed fails, if it passed in full."""
+    function = pyfuncitem.obj
+    if GRADING["submission"] is None and is_property_test(function):
+        examples: list[Example] = []
+        with recording(function, examples):
+            outcome = yield
+        if outcome.excinfo is None:
+            EXAMPLES[pyfuncitem.nodeid] = examples
+        return
+    outcome = yield
+    failure = pyfuncitem.stash.get(REPLAY_FAILURE, None)
+    if failure is not None and outcome.excinfo is None:
+        outcome.force_exception(failure)
 
 
 def calls_made(proxies: dict[str, Any]) -> list[Call]:
@@ -203,7 +297,9 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the test's fixtures: its exercise is the one whose calls go to the worker."""
     CALLS.clear()
     CROSSED.clear()
-    RUNNING.update(exercise=exercise_of(item), hidden=is_hidden(item))
+    item.stash[REPLAY_FAILURE] = None
+    exercise = None if GRADING["submission"] is None else exercise_of(item)  # None: recording
+    RUNNING.update(exercise=exercise, hidden=is_hidden(item))
 
 
 @pytest.hookimpl(trylast=True)
@@ -215,6 +311,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = (yield).get_result()
     report.judge_user = os.geteuid()  # grading takes only reports of the user it chose
+    report.submission = GRADING["submission"]  # None: the reference, recording examples
     report.crossed = sorted(CROSSED)
     if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
         with ints_in_hex(item.get_closest_marker(BIT_PATTERNS) is not None):

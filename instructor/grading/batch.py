@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,7 +26,14 @@ from .credit import DEFAULT_CREDIT, Credit
 from .fingerprints import COURSE_PARTS, Fingerprint, course_fingerprint, text_digest
 from .gradescope import results_json
 from .intake import Assembly, assemble, submission_digest
-from .judge_run import Judges, JudgesStopped, reference_tests, run_judge, set_aside_broken
+from .judge_run import (
+    Judges,
+    JudgesStopped,
+    reference_tests,
+    run_judge,
+    run_judges,
+    set_aside_broken,
+)
 from .shards import Shard
 from .spreadsheet import csv_text
 from .student_report import report_html
@@ -38,6 +46,7 @@ REPORT = "report.html"  # the student's own page, beside their results.json
 CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
 CANVAS = "canvas.csv"  # tenxor-instructor export's Canvas import, in the output folder
 OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, REPORT, CLASS_REPORT, CANVAS})
+GROUP_LARGEST = 16  # students one judge grades in turn (it draws the examples once for all)
 PARTIAL = ".partial"  # ends the name of a file being written, until it takes its place
 
 
@@ -108,7 +117,8 @@ def recorded_results(output: Path) -> dict[str, dict[str, Any]]:
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr (one line per step when not on a terminal)."""
+    """A one-line progress bar on stderr (one line per step when not on a terminal), with an
+    estimate of the time left."""
 
     def __init__(self, total: int, stream: Any = None) -> None:
         self.total, self.done, self.stream = total, 0, stream or sys.stderr
@@ -120,13 +130,40 @@ class ProgressBar:
         filled = width * self.done // max(self.total, 1)
         elapsed = time.monotonic() - self.started
         bar = "#" * filled + "." * (width - filled)
-        line = f"[{bar}] {self.done}/{self.total} {elapsed:5.0f} s  {label}"
+        left = time_left(elapsed, self.done, self.total)
+        line = f"[{bar}] {self.done}/{self.total} {elapsed:5.0f} s, {left}  {label}"
         if self.stream.isatty():
             end = "\n" if self.done == self.total else ""
             self.stream.write("\r" + line[:120].ljust(120) + end)
         else:
             self.stream.write(line + "\n")
         self.stream.flush()
+
+
+def time_left(elapsed: float, done: int, total: int) -> str:
+    """The time left, in words, at the pace so far: `done` of `total` took `elapsed` s."""
+    if done >= total:
+        return "done"
+    seconds = elapsed / max(done, 1) * (total - done)
+    return f"about {seconds / 60:.0f} min left" if seconds >= 90 else f"about {seconds:.0f} s left"
+
+
+def summary(
+    graded: dict[str, dict[str, Any]], kept: int, refused: dict[str, str], slowest: int = 3
+) -> list[str]:
+    """What a batch did, for the instructor: how many students it graded (and their mean
+    score), kept from before and refused (with why), and whose grading took longest."""
+    lines = [f"Graded {len(graded)} students, kept {kept} graded before, refused {len(refused)}."]
+    if graded:
+        mean = sum(r["score"] for r in graded.values()) / len(graded)
+        lines.append(f"Mean score of those graded: {mean:.1f}.")
+    lines += [f"Refused: {shown(student)}: {why}." for student, why in sorted(refused.items())]
+    seconds = {student: results.get("execution_time", 0) for student, results in graded.items()}
+    longest = sorted(seconds, key=lambda student: -seconds[student])[:slowest]
+    if longest:
+        named = ", ".join(f"{shown(student)} {seconds[student]:.0f} s" for student in longest)
+        lines.append(f"Slowest: {named}.")
+    return lines
 
 
 def students_in(folder: Path) -> dict[str, Path]:
@@ -149,29 +186,75 @@ def shown(name: str) -> str:
     return data.decode("utf-8", "backslashreplace")
 
 
-def grade_submission(
-    bench: Bench, folder: Path, expected: dict[str, str], credit: Credit = DEFAULT_CREDIT
-) -> dict[str, Any]:
-    """Grade one submission folder against the `expected` tests, partial credit by the
-    `credit` rule; its Gradescope results."""
-    started, slot = time.monotonic(), bench.slots.get()
-    assembly = Assembly(folder)
+def failed_run(expected: dict[str, str], error: Exception) -> Run:
+    """The run of a submission whose grading failed with `error` (none of its tests ran)."""
+    run = Run(collected=dict(expected), problem=f"grading it failed: {error!r}"[:500])
+    record_not_run(run, "grading this submission failed")
+    return run
+
+
+Keep = Callable[[str, dict[str, Any]], None]  # given each student's results as they come
+
+
+def grade_group(
+    bench: Bench,
+    folders: dict[str, Path],
+    expected: dict[str, str],
+    keep: Keep,
+    credit: Credit = DEFAULT_CREDIT,
+) -> None:
+    """Grade the submission folders of some students against the `expected` tests, in one
+    judge, partial credit by the `credit` rule; hand each student's Gradescope results to
+    `keep` as soon as they are known."""
+    slot = bench.slots.get()
+    assemblies = {student: Assembly(folder) for student, folder in folders.items()}
+    kept: set[str] = set()
+
+    def settle(student: str, run: Run) -> None:
+        assembly = assemblies[student]
+        kept.add(student)
+        limits, mode = bench.limits, bench.mode
+        keep(student, results_json(expected, run, assembly, limits, mode, run.seconds, credit))
+
     try:
-        with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
-            assembly = assemble(bench.release_tree, folder, Path(scratch) / "package")
-            run, imported = run_judge(bench, assembly.package, slot, expected)
-            if not imported and assembly.sources:  # again, without the modules that break it
-                set_aside_broken(bench, assembly, slot)
-                run, _ = run_judge(bench, assembly.package, slot, expected)
+        with tempfile.TemporaryDirectory(prefix="submissions-", dir=bench.scratch) as scratch:
+            graded, broken = [], []
+            for number, (student, folder) in enumerate(folders.items()):
+                try:
+                    package = Path(scratch) / str(number) / "package"
+                    assemblies[student] = assemble(bench.release_tree, folder, package)
+                    graded.append(student)
+                except Exception as error:  # noqa: BLE001 - this student's result alone
+                    settle(student, failed_run(expected, error))
+
+            def judged(index: int, run: Run, imported: bool) -> None:
+                student = graded[index]
+                if not imported and assemblies[student].sources:
+                    broken.append(student)  # graded again once this judge has ended
+                else:
+                    settle(student, run)
+
+            packages = [assemblies[student].package for student in graded]
+            run_judges(bench, packages, slot, expected, judged)
+            for student in broken:  # again, without the modules that break it
+                set_aside_broken(bench, assemblies[student], slot)
+                settle(student, run_judge(bench, assemblies[student].package, slot, expected)[0])
     except JudgesStopped:
-        raise  # the batch was interrupted: this student is graded when it runs again
-    except Exception as error:  # noqa: BLE001 - this student's result, never the batch's end
-        run = Run(collected=dict(expected), problem=f"grading it failed: {error!r}"[:500])
-        record_not_run(run, "grading this submission failed")
+        raise  # the batch was interrupted: these students are graded when it runs again
+    except Exception as error:  # noqa: BLE001 - these students' results, never the batch's end
+        for student in [s for s in folders if s not in kept]:
+            settle(student, failed_run(expected, error))
     finally:
         bench.slots.put(slot)
-    seconds = time.monotonic() - started
-    return results_json(expected, run, assembly, bench.limits, bench.mode, seconds, credit)
+
+
+def groups_of(pending: dict[str, Path], lanes: int, largest: int) -> list[dict[str, Path]]:
+    """The students to grade, in groups that one judge grades in turn: as few groups as keep
+    each `lanes` busy and none larger than `largest`, their sizes within one of each other."""
+    students = list(pending)
+    count = max(1, lanes) * -(-len(students) // (max(1, lanes) * largest)) if students else 0
+    count = min(count, len(students))
+    return [{s: pending[s] for s in students[start::count]} for start in range(count)]
 
 
 class Batch:
@@ -194,6 +277,7 @@ class Batch:
         self.output, self.single, self.report = output, single, report or (lambda line: None)
         self.course = course or dict.fromkeys(COURSE_PARTS, "")  # none: writing results only
         self.regrade = regrade
+        self.refused: dict[str, str] = {}  # student -> why grading did not take their folder
         self.submissions = self.accepted(submissions)
         self.record = self.read_record()
         self.rows: dict[str, dict[str, Any]] = {}  # student -> the results written
@@ -211,6 +295,7 @@ class Batch:
                 refused[student] = "the folder is a symbolic link; submit the folder itself"
         for student, why in refused.items():
             self.report(f"Not graded: {shown(student)}: {why}.")
+        self.refused.update(refused)
         return {name: folder for name, folder in submissions.items() if name not in refused}
 
     def closed(self) -> list[Path]:
@@ -312,38 +397,47 @@ class Batch:
         jobs: int,
         credit: Credit = DEFAULT_CREDIT,
     ) -> None:
-        """Grade every student not graded yet against the `expected` tests, `jobs` at a
-        time, partial credit by the `credit` rule, with a progress bar."""
+        """Grade every student not graded yet against the `expected` tests, in groups that
+        one judge grades in turn, one on each of the bench's slots at a time, partial credit
+        by the `credit` rule, with a progress bar."""
         pending = self.resume(expected)
-        bar = ProgressBar(len(pending))
+        kept, bar = len(self.rows), ProgressBar(len(pending))
         Judges.allow()
-        with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futures = {
-                pool.submit(grade_submission, bench, folder, expected, credit): student
-                for student, folder in pending.items()
-            }
+        lanes, writing = bench.slots.qsize(), threading.Lock()
+
+        def keep(student: str, results: dict[str, Any]) -> None:
+            with writing:
+                if not Judges.stopping:  # interrupted: what a judge cut short is not a grade
+                    self.keep_graded(student, results, pending[student], bar)
+
+        with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
+            futures = [
+                pool.submit(grade_group, bench, group, expected, keep, credit)
+                for group in groups_of(pending, lanes, GROUP_LARGEST)
+            ]
             try:
-                self.keep_as_they_finish(futures, pending, bar)
+                for future in as_completed(futures):
+                    future.result()
             except BaseException:  # interrupted: end the judges at work, start no other
                 for future in futures:
                     future.cancel()
                 Judges.stop_all()
                 raise
+        graded = {student: self.rows[student] for student in pending if student in self.rows}
+        for line in summary(graded, kept, self.refused):
+            self.report(line)
 
-    def keep_as_they_finish(
-        self, futures: dict[Any, str], pending: dict[str, Path], bar: ProgressBar
+    def keep_graded(
+        self, student: str, results: dict[str, Any], folder: Path, bar: ProgressBar
     ) -> None:
-        """Write each student's results as their grading finishes."""
-        for future in as_completed(futures):
-            student, results = futures[future], future.result()
-            try:
-                self.stamp(results, pending[student])
-                self.keep(student, results)
-            except OSError as error:  # this student's, never the batch's end
-                self.report(f"Not written: {shown(student)}: {error}.")
-                continue
-            score = f"{results['score']:g}/{results['extra_data']['max_score']}"
-            bar.step(f"{shown(student)}: {score}")
+        """Write a student's results as soon as they are graded."""
+        try:
+            self.stamp(results, folder)
+            self.keep(student, results)
+        except OSError as error:  # this student's, never the batch's end
+            self.report(f"Not written: {shown(student)}: {error}.")
+            return
+        bar.step(f"{shown(student)}: {results['score']:g}/{results['extra_data']['max_score']}")
 
 
 def grade_batch(
@@ -390,7 +484,8 @@ def grade_batch(
     allowed = unprotected or single
     if not single:  # made closed to every other user: workers are such users
         output.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with bench_for(course, batch.closed(), limits, jobs, sandbox, profile, allowed) as bench:
+    closed = batch.closed()
+    with bench_for(course, closed, limits, jobs, sandbox, profile, allowed, not single) as bench:
         batch.report(protections_in_brief(bench.mode))
         batch.grade(bench, reference_tests(bench.judge_tree, selection), jobs, credit)
     return batch.write_gradebook()

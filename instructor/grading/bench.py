@@ -148,14 +148,17 @@ def bench_for(
     mode: SandboxMode | None = None,
     profile: str = "ci",
     unprotected: bool = False,
+    grouped: bool = False,
 ) -> Iterator[Bench]:
-    """Set up grading: the judge's tree, the sandbox mode (the strongest allowed when `mode`
-    is None) and the worker users. Where workers get no allowlisted view, grading first
-    checks, as their user, that they can open none of the course and the folders `closed`
-    (the output and the submissions) and read no copy of a solution or hidden test
-    (instructor.exposure); GradingRefused says what they could, and nothing is changed.
-    Without any view or users of their own, grading runs only when told it may run
-    `unprotected`."""
+    """Set up grading: the judge's tree, the sandbox mode (the strongest allowed when `mode` is
+    None) and the worker users. Each of `jobs` slots runs one judge with a share of the
+    CPUs (pytest-xdist's processes); when `grouped` (judges that grade several
+    submissions in turn, in one process each), there is a slot for each CPU instead.
+    Where workers get no allowlisted view, grading first checks, as their user, that
+    they can open none of the course and the folders `closed` (the output and the
+    submissions) and read no copy of a solution or hidden test (instructor.exposure);
+    GradingRefused says what they could, and nothing is changed. Without any view or
+    users of their own, grading runs only when told it may run `unprotected`."""
     mode = sandbox_mode(mode)
     if mode is SandboxMode.UNPROTECTED and not unprotected:
         why = namespaces_refusal(own_user=False) or "the unprotected sandbox was asked for"
@@ -163,6 +166,8 @@ def bench_for(
     judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
     if max(1, jobs) * judges > JUDGE_USERS or jobs >= BLOCK - JUDGE_USERS:
         raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} users of a block")
+    slots = max(1, jobs) * judges if grouped else max(1, jobs)
+    judges = 1 if grouped else judges
     with (
         tempfile.TemporaryDirectory(prefix="tenxor-grading-", dir=scratch_base(mode)) as scratch,
         contextlib.ExitStack() as claimed,
@@ -184,6 +189,6 @@ def bench_for(
         # test modules get pytest's own bytecode when the tests to grade are collected.)
         for package in ("tenxor", "instructor"):
             compileall.compile_dir(bench.judge_tree / package, quiet=1)
-        for slot in range(max(1, jobs)):
+        for slot in range(slots):
             bench.slots.put(slot)
         yield bench

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from .intake import Assembly
 JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, output_mb=8.0)
 JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 FIELD_CHARS = 4000  # each text field of a judge's failure record is cut to this
+POLL_SECONDS = 1.0  # how often grading looks for submissions a judge is done with
 CHECK_IMPORTS = ISOLATE + "from instructor.judge import check_imports\ncheck_imports(sys.argv[1])\n"
 
 
@@ -87,12 +89,24 @@ class JudgesStopped(Exception):
     """Grading was interrupted: no judge starts any more."""
 
 
-def judged(command: list[str], tree: Path, output_path: Path, profile: str, settings) -> int:
-    """Run a judge process to its end, its output into `output_path`; its exit code."""
+def judged(
+    command: list[str],
+    tree: Path,
+    output_path: Path,
+    profile: str,
+    settings: dict[str, str],
+    meanwhile: Callable[[], None] = lambda: None,
+) -> int:
+    """Run a judge process to its end, its output into `output_path`, calling `meanwhile`
+    every POLL_SECONDS while it runs; its exit code."""
     with output_path.open("wb") as output:
         process = Judges.start(command, tree, output, JUDGE_LIMITS, profile, settings)
         try:
-            return process.wait()
+            while True:
+                try:
+                    return process.wait(timeout=POLL_SECONDS)
+                except subprocess.TimeoutExpired:
+                    meanwhile()
         finally:
             Judges.finished(process)
 
@@ -141,16 +155,19 @@ def set_aside_broken(bench: Bench, assembly: Assembly, slot: int) -> None:
     assembly.set_aside(import_problems(bench, assembly.each_alone(), slot))
 
 
-def judge_options(bench: Bench, files: list[str], selection: list[str], log: Path) -> list:
+def judge_options(
+    bench: Bench, files: list[str], selection: list[str], log: Path, submissions: int = 1
+) -> list:
     """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
-    pytest-timeout's limit per test, pytest-xdist's processes, and the tests to run. Only
-    these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
+    pytest-timeout's limit per test, pytest-xdist's processes (for one submission), and the
+    tests to run. Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading
+    off)."""
     plugins = ["instructor.judge", "_hypothesis_pytestplugin", "pytest_timeout"]
     plugins += ["pytest_reportlog.plugin", "no:cacheprovider"]
     options = [option for plugin in plugins for option in ("-p", plugin)]
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
     options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
-    if bench.judges > 1:
+    if bench.judges > 1 and submissions == 1:
         options += ["-p", "xdist.plugin", "-n", str(bench.judges), "--dist", "load"]
         options.append("--max-worker-restart=0")  # a new worker would take a used slot
     return [*options, *files, *grading_options(selection)]
@@ -172,23 +189,21 @@ def failure_of(report: dict[str, Any]) -> Failure:
     return Failure("\n".join(str(text).strip().splitlines()[-6:])[:600])
 
 
-def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
-    """The results in a pytest-reportlog file: a test passes when none of its setup, call
-    and teardown failed and its call passed. Only reports of the `expected` tests made by
-    the judge's user count; a line that is not such a report is passed over. The run's
-    notes say which exercises' functions each test called in the worker ("crossed")."""
+def read_report_log(log: Path, expected: dict[str, str], judge: int, submission: int = 0) -> Run:
+    """The results of the `submission`-th submission in a pytest-reportlog file: a test
+    passes when none of its setup, call and teardown failed and its call passed. Only
+    reports of the `expected` tests made by the judge's user for that submission count; a
+    line that is not such a report is passed over. The run's notes say which exercises'
+    functions each test called in the worker ("crossed")."""
     run = Run(collected=dict(expected))
-    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
-    for line in lines:
-        try:
-            report = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(report, dict):
-            continue
+    for report in report_lines(log):
         kind, test = report.get("$report_type"), report.get("nodeid", "")
         if kind == "TestReport" and report.get("judge_user") != judge:
             continue
+        if kind == "TestReport" and report.get("submission", 0) != submission:
+            continue
+        if kind == "TestReport" and type(report.get("duration")) is float:
+            run.seconds += report["duration"]
         if kind == "TestReport" and test in expected and report.get("crossed"):
             run.notes.append({"event": "crossed", "test": test, "exercises": report["crossed"]})
         if kind == "CollectReport" and report.get("outcome") == "failed":
@@ -209,27 +224,73 @@ def read_report_log(log: Path, expected: dict[str, str], judge: int) -> Run:
     return run
 
 
+def report_lines(log: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a report log, one a line; any other line is passed over."""
+    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    for line in lines:
+        try:
+            report = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(report, dict):
+            yield report
+
+
 def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> tuple[Run, bool]:
     """Run the tests of `expected` in the judge, against the submission in `package`; the
     run, and whether the package imported (the judge's first worker tells)."""
+    return run_judges(bench, [package], slot, expected)[0]
+
+
+Graded = Callable[[int, Run, bool], None]  # told (index, run, imported) as each is graded
+
+
+def run_judges(
+    bench: Bench,
+    packages: list[Path],
+    slot: int,
+    expected: dict[str, str],
+    graded: Graded = lambda index, run, imported: None,
+) -> list[tuple[Run, bool]]:
+    """Run the tests of `expected` in one judge, against each submission of `packages` in
+    turn; for each, its run and whether its package imported (its first worker tells),
+    each also handed to `graded` as soon as the judge is done with it."""
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
     started = time.monotonic()
-    config = bench.config(package, slot)
+    configs = [bench.config(package, slot) for package in packages]
+    judge = os.geteuid() if configs[0].judge is None else configs[0].judge
+    done: dict[int, tuple[Run, bool]] = {}
     with bench.judge_folder(slot) as folder:
         log, output_path = folder / "reports.jsonl", folder / "output.txt"
         command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
-        command += judge_options(bench, files, selection, log)
-        not_imported = folder / "does-not-import.txt"
-        settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": config.to_json()}
-        settings["TENXOR_IMPORT_PROBLEM"] = str(not_imported)
-        returncode = judged(command, bench.judge_tree, output_path, bench.profile, settings)
-        judge = os.geteuid() if config.judge is None else config.judge
-        run = read_report_log(log, expected, judge)
-        run.output = tail(output_path)
-        imported = not not_imported.exists()
-    if returncode not in (0, 1):  # 1: some tests failed, as expected of most
-        run.problem = f"the judge ended ({exit_in_words(returncode)})"
-    record_not_run(run, "the judge did not run it")
-    run.seconds = time.monotonic() - started
-    return run, imported
+        command += judge_options(bench, files, selection, log, len(packages))
+        not_imported = [folder / f"does-not-import-{index}.txt" for index in range(len(packages))]
+        ended = [folder / f"graded-{index}" for index in range(len(packages))]
+
+        def hand_on(index: int, returncode: int | None = None) -> None:
+            run = read_report_log(log, expected, judge, index)
+            if returncode not in (None, 0, 1):  # 1: some tests failed, as expected of most
+                run.problem = f"the judge ended ({exit_in_words(returncode)})"
+            record_not_run(run, "the judge did not run it")
+            if len(packages) == 1:  # never one student's words in another's
+                run.output, run.seconds = tail(output_path), time.monotonic() - started
+            done[index] = (run, not not_imported[index].exists())
+            graded(index, *done[index])
+
+        def hand_on_ended() -> None:
+            for index, path in enumerate(ended):
+                if index not in done and path.exists():
+                    hand_on(index)
+
+        settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": json.dumps([c.to_json() for c in configs])}
+        settings["TENXOR_IMPORT_PROBLEM"] = json.dumps([str(path) for path in not_imported])
+        settings["TENXOR_GRADED"] = json.dumps([str(path) for path in ended])
+        returncode = judged(
+            command, bench.judge_tree, output_path, bench.profile, settings, hand_on_ended
+        )
+        hand_on_ended()
+        for index in range(len(packages)):
+            if index not in done:
+                hand_on(index, returncode)
+    return [done[index] for index in range(len(packages))]

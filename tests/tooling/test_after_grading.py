@@ -30,7 +30,8 @@ pytestmark = pytest.mark.provided
 GRADED = ["1.1"]  # one exercise keeps every grading here short
 STUDENTS = ("ada", "ben", "cleo", "dev", "eve", "fay")
 HIDDEN_TEST = "tests/hidden/test_storage_strides_hidden.py"
-PROGRESS = re.compile(r"\] \d+/\d+ +\d+ s  (\S+): ")  # a progress line names who was graded
+# A progress line names who was graded, after the time so far and the time left.
+PROGRESS = re.compile(r"\] \d+/\d+ +\d+ s, (?:about \d+ (?:s|min) left|done)  (\S+): ")
 TIMING = ("graded_at",)  # gradebook columns that say when, not what
 ROSTER = Path(__file__).with_name("canvas_roster.csv")
 

@@ -26,6 +26,7 @@ from instructor.grading import (
     results_json,
     students_in,
 )
+from instructor.grading.batch import summary, time_left
 from instructor.grading.spreadsheet import safe_cell
 from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
 from instructor.leftovers import ipc_objects_of
@@ -481,6 +482,50 @@ def test_grading_counts_only_reports_the_judges_user_made(tmp_path: Path):
     assert run.results[test].outcome == "failed"
     assert run.results[test].message == "failed" and run.results[test].unfinished is None
     assert read_report_log(log, {test: "1.1"}, judge=0).results[test].passed
+
+
+def test_a_judge_of_several_submissions_has_each_reported_under_its_own_number(tmp_path):
+    """One judge's log holds the reports of every submission it graded: each is read back
+    under its own number only (the reference's own run, which records examples, under none),
+    with the time its tests took."""
+    test = "tests/test_storage.py::test_numel_matches_numpy_size"
+    log = tmp_path / "reports.jsonl"
+    outcomes = [(None, "failed", 0.5), (0, "passed", 0.25), (1, "failed", 1.5), (2, "passed", 2.0)]
+    reports = [
+        {"$report_type": "TestReport", "nodeid": test, "when": "call", "outcome": outcome,
+         "judge_user": 0, "submission": number, "duration": seconds}
+        for number, outcome, seconds in outcomes
+    ]  # fmt: skip
+    log.write_text("".join(json.dumps(report) + "\n" for report in reports))
+    for number, outcome, seconds in outcomes[1:]:
+        run = read_report_log(log, {test: "1.1"}, judge=0, submission=number)
+        assert run.results[test].outcome == outcome, f"submission {number}: {run.results}"
+        assert run.seconds == seconds, f"submission {number} took {run.seconds} s"
+    assert not read_report_log(log, {test: "1.1"}, judge=0, submission=3).results
+
+
+@pytest.mark.parametrize(
+    ("elapsed", "done", "total", "said"),
+    [(10.0, 1, 4, "about 30 s left"), (60.0, 2, 6, "about 2 min left"),
+     (5.0, 0, 3, "about 15 s left"), (42.0, 5, 5, "done")],
+)  # fmt: skip
+def test_the_progress_bar_tells_the_time_left_at_the_pace_so_far(elapsed, done, total, said):
+    assert time_left(elapsed, done, total) == said, (elapsed, done, total)
+
+
+def test_the_summary_counts_the_batch_and_names_the_slowest_students():
+    graded = {
+        name: {"score": score, "execution_time": seconds}
+        for name, score, seconds in [("Zoë", 90, 12.0), ("Ann", 40, 30.5), ("Bo", 20, 4.0),
+                                     ("Cy d'Arc", 100, 20.2)]
+    }  # fmt: skip
+    lines = summary(graded, kept=3, refused={"gradebook.csv": "grading writes a file of that name"})
+    assert lines == [
+        "Graded 4 students, kept 3 graded before, refused 1.",
+        f"Mean score of those graded: {sum(r['score'] for r in graded.values()) / 4:.1f}.",
+        "Refused: gradebook.csv: grading writes a file of that name.",
+        "Slowest: Ann 30 s, Cy d'Arc 20 s, Zoë 12 s.",
+    ]
 
 
 def test_no_process_is_started_with_preexec_fn():

@@ -241,6 +241,11 @@ def test_a_killed_batch_of_50_resumes_without_regrading_finished_students(tmp_pa
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert not list(output.rglob(".*.*.*")), "a write cut short by the kill was left"
     assert f"{len(finished)} students graded before and unchanged" in resumed.stdout
+    graded_now = len(done) - len(finished)
+    assert f"Graded {graded_now} students, kept {len(finished)} graded before, refused 0." in (
+        resumed.stdout
+    ), resumed.stdout
+    assert "Slowest: " in resumed.stdout and "about " in resumed.stderr, resumed.stderr[-2000:]
     for student, mtime in finished.items():
         assert (output / student / "results.json").stat().st_mtime_ns == mtime, student
     rows = list(csv.DictReader((output / "gradebook.csv").open()))

@@ -52,6 +52,7 @@ LAYERS: Layers = [
      "instructor.leftovers", "instructor.allowlist"),
     ("instructor.sandbox_worker",),  # the one process that runs a submission's code
     ("instructor.launcher",),  # starts and ends workers; the only part that keeps root
+    ("instructor.replay",),  # a property test's examples, drawn once, replayed for each
     ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
     ("instructor.release",),
     ("instructor.exposure",),  # where workers get no view: nothing they read gives answers

@@ -13,7 +13,7 @@ import pytest
 
 from instructor.grading.bench import Bench, bench_for
 from instructor.grading.intake import assemble
-from instructor.grading.judge_run import reference_tests, run_judge
+from instructor.grading.judge_run import reference_tests, run_judge, run_judges
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode
 from instructor.regions import find_regions
@@ -23,6 +23,7 @@ from tenxor.course.engine import Run
 from tests.tooling.planted import PLANTED, plant
 from tests.tooling.submissions import (
     ALL_TRUE_ZIP,
+    FIXTURES,
     ROOT,
     Fixture,
     in_region,
@@ -124,6 +125,38 @@ def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> No
     gained = sorted(passed[LYING_ZIP.name] - passed[HONEST_ZIP.name])
     assert not gained, f"tests that passed only because the zip kernel lied: {gained}"
     assert len(passed[HONEST_ZIP.name]) < 10, f"tests a tensor answer passes: {passed}"
+
+
+def test_a_judge_of_several_submissions_gives_each_what_a_judge_of_its_own_gives(bench):
+    """One judge grading submissions in turn (each property test's examples drawn once, with
+    the reference, and replayed for each) gives each submission, test by test, the outcome,
+    the failure record and the crossings into its worker that grading it alone gives; one
+    that does not import is told apart, and the others are graded as ever."""
+    named = {fixture.name: fixture for fixture in FIXTURES}
+    fixtures = [named["wrong-byte-strides"], named["complete"], HONEST_ZIP]
+    fixtures.insert(1, named["exception-at-import"])
+    expected = reference_tests(bench.judge_tree, [e for e in FIRST_CHAPTERS if e[0] in "12"])
+    with tempfile.TemporaryDirectory(prefix="submissions-", dir=bench.scratch) as scratch:
+        packages = []
+        for number, fixture in enumerate(fixtures):
+            submission = fixture.build(Path(scratch) / f"submission-{number}")
+            package = Path(scratch) / f"package-{number}"
+            packages.append(assemble(bench.release_tree, submission, package).package)
+        together = run_judges(bench, packages, 0, expected)
+        alone = [run_judge(bench, package, 0, expected) for package in packages]
+    for fixture, (run, imported), (own, own_imported) in zip(fixtures, together, alone):
+        assert imported is own_imported, f"{fixture.name}: imported {imported} ({own_imported})"
+        assert set(run.results) == set(expected), f"{fixture.name}: tests not run"
+        differ = {
+            test: (result, own.results.get(test))
+            for test, result in run.results.items()
+            if result != own.results.get(test)
+        }
+        assert not differ, f"{fixture.name}: (in turn, alone) where they differ: {differ}"
+        assert crossings(run) == crossings(own), f"{fixture.name}: other calls into the worker"
+    passed = [sum(r.passed for r in run.results.values()) for run, _ in together]
+    assert passed[2] == len(expected) > passed[0] > passed[3], f"tests passed: {passed}"
+    assert not together[1][1], "the submission that raises at import imported"
 
 
 WALK_TESTS = (
