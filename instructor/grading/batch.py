@@ -3,6 +3,7 @@ output/gradebook.csv, with a progress bar, resuming where an interrupted batch s
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import sys
@@ -23,9 +24,17 @@ from tenxor.course.engine import Run, record_not_run
 
 from .bench import GRADING_LIMITS, Bench, bench_for
 from .credit import DEFAULT_CREDIT, Credit
-from .fingerprints import COURSE_PARTS, Fingerprint, course_fingerprint, text_digest
+from .fingerprints import (
+    COURSE_PARTS,
+    Fingerprint,
+    course_fingerprint,
+    exercise_fingerprints,
+    exercise_tests,
+    module_needs,
+    text_digest,
+)
 from .gradescope import results_json
-from .intake import Assembly, assemble, submission_digest
+from .intake import Assembly, assemble, module_digests, submission_digest
 from .judge_run import (
     Judges,
     JudgesStopped,
@@ -257,6 +266,35 @@ def groups_of(pending: dict[str, Path], lanes: int, largest: int) -> list[dict[s
     return [{s: pending[s] for s in students[start::count]} for start in range(count)]
 
 
+def part_of(expected: dict[str, str], exercises: tuple[str, ...]) -> dict[str, str]:
+    """The tests of `expected` (test -> exercise) of the `exercises` only."""
+    return {test: owner for test, owner in expected.items() if owner in exercises}
+
+
+def merged_results(
+    earlier: dict[str, Any], graded: dict[str, Any], selection: list[str]
+) -> dict[str, Any]:
+    """A student's results when only some exercises of the `selection` were graded again
+    (`graded`): theirs from `graded`, every other one's kept from the `earlier` results, and
+    the totals over all; `extra_data.regraded` names those graded again."""
+    results, before = copy.deepcopy(graded), earlier["extra_data"]
+    extra = results["extra_data"]
+    again = [exercise_id for exercise_id in selection if exercise_id in extra["exercises"]]
+    scores = {**before["exercises"], **extra["exercises"]}
+    extra["exercises"] = {exercise_id: scores[exercise_id] for exercise_id in selection}
+    kept = [entry for entry in earlier["tests"] if entry.get("number") not in again]
+    order = {exercise_id: position for position, exercise_id in enumerate(selection)}
+    results["tests"] = sorted([*kept, *results["tests"]], key=lambda entry: order[entry["number"]])
+    outcomes = {**before["outcomes"], **extra["outcomes"]}
+    extra["outcomes"] = {t: o for t, o in outcomes.items() if o.get("exercise") in order}
+    problems = {**before.get("problems", {}), **extra["problems"]}
+    extra["problems"] = {e: why for e, why in problems.items() if e in order}
+    extra["max_score"] = sum(BY_ID[exercise_id].points for exercise_id in selection)
+    extra["regraded"] = again
+    results["score"] = round(sum(extra["exercises"].values()), 2)
+    return results
+
+
 class Batch:
     """The students of one grading command and its output folder: each student's results
     file, grading's record of the files it wrote (to resume from), and the gradebook."""
@@ -269,14 +307,21 @@ class Batch:
         report: Callable[[str], None] | None = None,
         course: dict[str, str] | None = None,
         regrade: bool = False,
+        root: Path | None = None,
     ) -> None:
         """`single`: one submission, whose results go to output/results.json (as Gradescope
         expects); `report` is told what the instructor should know; `course`: the parts of
         the fingerprint that come from the course and the settings (course_fingerprint);
-        `regrade`: grade every student again, whatever changed."""
+        `regrade`: grade every student again, whatever changed; `root`: the course, whose
+        tests and package decide what each exercise's grade depends on (none: every change
+        grades a student's every exercise again)."""
         self.output, self.single, self.report = output, single, report or (lambda line: None)
         self.course = course or dict.fromkeys(COURSE_PARTS, "")  # none: writing results only
-        self.regrade = regrade
+        self.regrade, self.root = regrade, root
+        self.tests: dict[str, str] = {}  # exercise -> digest of its tests (exercise_tests)
+        self.needs = module_needs(root) if root else {}  # exercise module -> modules it needs
+        self.stale: dict[str, list[str]] = {}  # student -> the exercises to grade again
+        self.earlier: dict[str, dict[str, Any]] = {}  # student -> results graded in part again
         self.refused: dict[str, str] = {}  # student -> why grading did not take their folder
         self.submissions = self.accepted(submissions)
         self.record = self.read_record()
@@ -319,17 +364,23 @@ class Batch:
         exercises, exactly as grading recorded writing them, and remove the writes a killed
         run cut short; the submissions still to grade."""
         self.graded = sorted(set(expected.values()), key=list(BY_ID).index)
+        self.tests = exercise_tests(self.root, expected) if self.root else {}
         for leftover in unfinished_writes(self.output):
             leftover.unlink()
         pending, changes = {}, Counter()
         for student, folder in self.submissions.items():
             results = self.earlier_results(student)
             changed = self.changed_since(results, folder) if results is not None else []
-            if results is not None and not changed and not self.regrade:
+            stale = self.stale_exercises(results, folder, changed)
+            if not stale:
                 self.rows[student] = results
                 self.write_missing_report(student, results)
+                continue
+            pending[student], self.stale[student] = folder, stale
+            if results is not None and stale != self.graded:
+                self.earlier[student] = results
+                changes[f"exercises {', '.join(stale)} only"] += 1
             else:
-                pending[student] = folder
                 changes.update(changed if results is not None else ["never graded"])
         if self.rows or changes:
             why = ", ".join(f"{count} {part}" for part, count in sorted(changes.items()))
@@ -344,6 +395,26 @@ class Batch:
         """The results file of a student as grading recorded writing it, if there is one."""
         text = recorded_text(self.results_path(student), self.record.get(student))
         return None if text is None else json.loads(text)
+
+    def stale_exercises(
+        self, results: dict[str, Any] | None, folder: Path, changed: list[str]
+    ) -> list[str]:
+        """The exercises of a student to grade (again): none when their earlier `results`
+        still hold; those whose own fingerprint changed when the earlier results graded the
+        same exercises; else every one."""
+        if results is None or self.regrade or "exercises" in changed or "settings" in changed:
+            return list(self.graded)
+        if not changed:
+            return []
+        earlier = results.get("extra_data", {}).get("fingerprint", {}).get("exercises")
+        if not isinstance(earlier, dict) or not self.tests:
+            return list(self.graded)
+        now = self.exercise_fingerprints(folder)
+        return [exercise for exercise in self.graded if earlier.get(exercise) != now[exercise]]
+
+    def exercise_fingerprints(self, folder: Path) -> dict[str, str]:
+        """Per exercise graded, what its grade of the submission in `folder` depends on."""
+        return exercise_fingerprints(module_digests(folder), self.needs, self.tests, self.course)
 
     def fingerprint(self, folder: Path) -> Fingerprint:
         """What grading the submission in `folder` now depends on."""
@@ -361,8 +432,14 @@ class Batch:
 
     def stamp(self, results: dict[str, Any], folder: Path) -> None:
         """Mark results with when they were graded and against which fingerprint."""
-        fingerprint = self.fingerprint(folder)
-        results["extra_data"]["fingerprint"] = {**asdict(fingerprint), "short": fingerprint.short}
+        fingerprint, prints = self.fingerprint(folder), {}
+        if self.tests:
+            prints = {"exercises": self.exercise_fingerprints(folder)}
+        results["extra_data"]["fingerprint"] = {
+            **asdict(fingerprint),
+            "short": fingerprint.short,
+            **prints,
+        }
         results["extra_data"]["graded_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
     def keep(self, student: str, results: dict[str, Any]) -> None:
@@ -410,10 +487,14 @@ class Batch:
                 if not Judges.stopping:  # interrupted: what a judge cut short is not a grade
                     self.keep_graded(student, results, pending[student], bar)
 
+        alike: dict[tuple[str, ...], dict[str, Path]] = {}  # the same exercises to grade
+        for student, folder in pending.items():
+            alike.setdefault(tuple(self.stale[student]), {})[student] = folder
         with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
             futures = [
-                pool.submit(grade_group, bench, group, expected, keep, credit)
-                for group in groups_of(pending, lanes, GROUP_LARGEST)
+                pool.submit(grade_group, bench, group, part_of(expected, stale), keep, credit)
+                for stale, students in alike.items()
+                for group in groups_of(students, lanes, GROUP_LARGEST)
             ]
             try:
                 for future in as_completed(futures):
@@ -432,6 +513,8 @@ class Batch:
     ) -> None:
         """Write a student's results as soon as they are graded."""
         try:
+            if student in self.earlier:
+                results = merged_results(self.earlier[student], results, self.graded)
             self.stamp(results, folder)
             self.keep(student, results)
         except OSError as error:  # this student's, never the batch's end
@@ -479,7 +562,7 @@ def grade_batch(
     credit = Credit(credit)
     settings = {"profile": profile, "limits": asdict(limits), "credit": credit.value}
     course_parts = course_fingerprint(course, settings)
-    batch = Batch(submissions, output, single, report, course_parts, regrade)
+    batch = Batch(submissions, output, single, report, course_parts, regrade, course)
     selection = selection or [item.id for item in CATALOG]
     allowed = unprotected or single
     if not single:  # made closed to every other user: workers are such users

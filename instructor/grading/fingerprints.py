@@ -4,18 +4,28 @@ settings. A batch run again grades a student again when any of them changed, and
 
     >>> course = course_fingerprint(Path("."), settings={"credit": "functions"})
     >>> Fingerprint(submission_digest(folder), **course).short   # e.g. '3f9c2a1b7d04'
+
+Each exercise has a fingerprint of its own, of what can change its score alone: the
+submitted modules its module needs (itself and those it imports), its own tests (public and
+hidden, with the rest of their files and the tests' support), the reference and the
+settings. So a change to one exercise's tests grades that exercise again, and nothing else:
+
+    >>> tests = exercise_tests(Path("."), expected)          # {"2.3": "9b1e...", ...}
+    >>> exercise_fingerprints(module_digests(folder), needs, tests, course)
 """
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tenxor.course.catalog import TOOLING_TESTS
+from tenxor.course.catalog import BY_ID, TOOLING_TESTS
 
 PARTS = ("submission", "tests", "reference", "settings")
 COURSE_PARTS = PARTS[1:]  # those that come from the course and the settings
@@ -79,3 +89,94 @@ def course_fingerprint(course: Path, settings: dict[str, Any]) -> dict[str, str]
         "reference": files_digest(course, source_files(course / PACKAGE_FOLDER)),
         "settings": text_digest(json.dumps(settings, sort_keys=True)),
     }
+
+
+def exercise_tests(course: Path, expected: dict[str, str]) -> dict[str, str]:
+    """Per exercise of `expected` (test -> exercise), a digest of its tests: its own test
+    functions (a function some of whose cases test another exercise counts for both), the
+    rest of each file holding one (imports, helpers, strategies) and the support every test
+    file shares (the test folders' modules that are not test files). Written as syntax, so a
+    comment or a blank line changes nothing."""
+    owners: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for test, exercise_id in expected.items():
+        path, _, name = test.partition("::")
+        owners[path][name.split("[")[0]].add(exercise_id)
+    tests = course / TESTS_FOLDER
+    support = [p for p in source_files(tests, (course / TOOLING_TESTS,)) if p.suffix == ".py"]
+    shared = files_digest(course, [p for p in support if not p.name.startswith("test_")])
+    parts: dict[str, list[str]] = defaultdict(list)
+    for path, functions in sorted(owners.items()):
+        rest, own = [path], defaultdict(list)
+        for node in ast.parse((course / path).read_bytes()).body:
+            mine = functions.get(getattr(node, "name", ""), set())
+            for exercise_id in mine:
+                own[exercise_id].append(ast.dump(node))
+            if not mine:
+                rest.append(ast.dump(node))
+        for exercise_id in sorted({e for exercises in functions.values() for e in exercises}):
+            parts[exercise_id] += [text_digest("\n".join(rest)), *own[exercise_id]]
+    return {e: text_digest("\n".join([shared, *digests])) for e, digests in parts.items()}
+
+
+def module_needs(package: Path) -> dict[str, set[str]]:
+    """Per exercise module's file (tenxor/views.py), the exercise modules' files it needs to
+    import: itself, and those it imports, directly or through other modules of `package`."""
+    imports = {file: imported_files(package, file) for file in python_files(package)}
+    needs = {}
+    for exercise_file in {item.path for item in BY_ID.values()}:
+        seen, todo = set(), [exercise_file]
+        while todo:
+            file = todo.pop()
+            if file not in seen:
+                seen.add(file)
+                todo += imports.get(file, ())
+        needs[exercise_file] = {file for file in seen if file in EXERCISE_PATHS}
+    return needs
+
+
+EXERCISE_PATHS = frozenset(item.path for item in BY_ID.values())
+
+
+def python_files(package: Path) -> list[str]:
+    """The modules of the package in `package` (the folder holding tenxor/), as their files
+    relative to it."""
+    return [p.relative_to(package).as_posix() for p in (package / PACKAGE_FOLDER).rglob("*.py")]
+
+
+def imported_files(package: Path, file: str) -> set[str]:
+    """The files of the package's modules that `file` imports, anywhere in it."""
+    dotted = file.removesuffix(".py").removesuffix("/__init__").split("/")
+    own_package = dotted if file.endswith("__init__.py") else dotted[:-1]
+    names = set()
+    for node in ast.walk(ast.parse((package / file).read_bytes())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = own_package[: len(own_package) - node.level + 1] if node.level else []
+            module = [*base, *(node.module.split(".") if node.module else [])]
+            names.add(".".join(module))
+            names |= {".".join([*module, alias.name]) for alias in node.names}
+    found = set()
+    for name in names:
+        for candidate in (name.replace(".", "/") + ".py", name.replace(".", "/") + "/__init__.py"):
+            if (package / candidate).is_file():
+                found.add(candidate)
+    return found
+
+
+def exercise_fingerprints(
+    modules: dict[str, str],
+    needs: dict[str, set[str]],
+    tests: dict[str, str],
+    course: dict[str, str],
+) -> dict[str, str]:
+    """Per exercise with tests, a short digest of what its score depends on: the digests of
+    the submitted modules it `needs` (from `modules`), its `tests`, and the `course`'s
+    reference and settings."""
+    return {
+        exercise_id: text_digest(json.dumps([
+            [modules.get(file, "missing") for file in sorted(needs[BY_ID[exercise_id].path])],
+            digest, course["reference"], course["settings"],
+        ]))[:SHORT]
+        for exercise_id, digest in sorted(tests.items())
+    }  # fmt: skip

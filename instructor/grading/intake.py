@@ -199,13 +199,20 @@ def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
     return assembly
 
 
-def submission_digest(folder: Path) -> str:
-    """A fingerprint of the exercise modules a submission holds (and why any cannot be
-    taken)."""
-    digest, entries = hashlib.sha256(), entries_of(folder)
+def module_digests(folder: Path) -> dict[str, str]:
+    """A fingerprint of each exercise module a submission holds (or of why it cannot be
+    taken), by the module's file: {"tenxor/storage.py": "3f9c...", ...}."""
+    entries, digests = entries_of(folder), {}
     for module in EXERCISE_MODULES:
         found = locate(entries, module)
         data = read_module(folder, found, module) if found else "missing"
         data = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
-        digest.update(module.encode() + b"\0" + data + b"\0")
-    return digest.hexdigest()
+        digests[module] = hashlib.sha256(data).hexdigest()
+    return digests
+
+
+def submission_digest(folder: Path) -> str:
+    """A fingerprint of the exercise modules a submission holds (and why any cannot be
+    taken)."""
+    digests = module_digests(folder)
+    return hashlib.sha256("".join(f"{m}\0{d}\0" for m, d in digests.items()).encode()).hexdigest()

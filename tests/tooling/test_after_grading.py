@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shutil
 from pathlib import Path
@@ -16,9 +17,10 @@ from hypothesis import strategies as st
 
 from instructor.class_report import class_report_html
 from instructor.cli import main
-from instructor.grading import grade_batch, students_in
+from instructor.grading import batch, grade_batch, students_in
 from instructor.grading.batch import CLASS_REPORT, Batch, gradebook_csv, recorded_results
 from instructor.grading.canvas import IDENTITY, RosterError, canvas_export, read_roster
+from instructor.grading.fingerprints import exercise_tests, module_needs
 from instructor.grading.merge import MergeError, merge_shards
 from instructor.grading.shards import Shard
 from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
@@ -30,6 +32,7 @@ pytestmark = pytest.mark.provided
 GRADED = ["1.1"]  # one exercise keeps every grading here short
 STUDENTS = ("ada", "ben", "cleo", "dev", "eve", "fay")
 HIDDEN_TEST = "tests/hidden/test_storage_strides_hidden.py"
+PUBLIC_TEST = "tests/test_storage.py"  # where the tests of exercise 1.1 are
 # A progress line names who was graded, after the time so far and the time left.
 PROGRESS = re.compile(r"\] \d+/\d+ +\d+ s, (?:about \d+ (?:s|min) left|done)  (\S+): ")
 TIMING = ("graded_at",)  # gradebook columns that say when, not what
@@ -103,8 +106,14 @@ def test_a_batch_run_again_grades_again_only_whom_a_change_concerns(whole, tmp_p
         name: row for name, row in first.items() if name != "ben"
     }
 
-    with (course / HIDDEN_TEST).open("a") as stream:
-        stream.write("\n# the instructor fixed a hidden test\n")
+    with (course / HIDDEN_TEST).open("a") as stream:  # a comment changes no test
+        stream.write("\n# the instructor looked at a hidden test\n")
+    assert grade(course, submissions, output, capsys) == []
+    with (course / HIDDEN_TEST).open("a") as stream:  # it holds no test of 1.1
+        stream.write("\nTHE_INSTRUCTORS_FIX = 1\n")
+    assert grade(course, submissions, output, capsys) == [], "1.1's tests did not change"
+    with (course / PUBLIC_TEST).open("a") as stream:  # a helper each test of 1.1 may use
+        stream.write("\nTHE_INSTRUCTORS_FIX = 1\n")
     assert grade(course, submissions, output, capsys) == sorted(STUDENTS)
     third = gradebook_rows(output)
     assert all(third[name]["fingerprint"] != second[name]["fingerprint"] for name in STUDENTS)
@@ -114,6 +123,91 @@ def test_a_batch_run_again_grades_again_only_whom_a_change_concerns(whole, tmp_p
 
     alone = {"ada": submissions["ada"]}  # unchanged since, and graded again when asked
     assert grade(course, alone, output, capsys, regrade=True) == ["ada"]
+
+
+def test_a_changed_hidden_test_grades_its_exercise_again_for_everyone_and_nothing_else(
+    tmp_path, capsys, monkeypatch
+):
+    """Two exercises graded; then one hidden test of exercise 1.2 changes (it now expects
+    the opposite): only 1.2's tests run again, for every student, and its score is the only
+    one that moves; 1.1's outcomes are kept as they were."""
+    course = copy_of_reference(tmp_path / "course")
+    submissions = submissions_of(tmp_path / "submissions")
+    output, selection = tmp_path / "grades", ["1.1", "1.2"]
+    grade_batch(course, submissions, output, selection, LIMITS, jobs=2, profile="ci-quick")
+    first = {name: json.loads((output / name / "results.json").read_text()) for name in STUDENTS}
+    judged: list[set[str]] = []
+    real = batch.run_judges
+
+    def watched(bench, packages, slot, expected, graded):
+        judged.append(set(expected.values()))
+        return real(bench, packages, slot, expected, graded)
+
+    monkeypatch.setattr(batch, "run_judges", watched)
+    hidden = course / HIDDEN_TEST
+    text = hidden.read_text()
+    name = "def test_round_to_bfloat16_for_every_sign_and_exponent("
+    assert text.count(name) == 1, f"{HIDDEN_TEST} has no {name}"
+    hidden.write_text(text.replace(name, f"@pytest.mark.xfail(strict=True)\n{name}"))
+    capsys.readouterr()
+    grade_batch(course, submissions, output, selection, LIMITS, jobs=2, profile="ci-quick")
+    assert graded_students(capsys.readouterr().err) == sorted(STUDENTS)
+    assert judged and all(exercises == {"1.2"} for exercises in judged), f"judged: {judged}"
+    for name in STUDENTS:
+        now = json.loads((output / name / "results.json").read_text())
+        before = first[name]["extra_data"]
+        assert now["extra_data"]["regraded"] == ["1.2"], name
+        assert now["extra_data"]["exercises"]["1.1"] == before["exercises"]["1.1"], name
+        kept = {t: o for t, o in before["outcomes"].items() if o["exercise"] == "1.1"}
+        assert {t: o for t, o in now["extra_data"]["outcomes"].items() if t in kept} == kept
+        assert [e["number"] for e in now["tests"]] == [e["number"] for e in first[name]["tests"]]
+        if before["exercises"]["1.2"]:  # the changed test now fails where it passed
+            assert now["extra_data"]["exercises"]["1.2"] < before["exercises"]["1.2"], name
+        assert now["score"] == round(sum(now["extra_data"]["exercises"].values()), 2), name
+    rows = gradebook_rows(output)
+    for name in STUDENTS:
+        assert float(rows[name]["total"]) == pytest.approx(
+            json.loads((output / name / "results.json").read_text())["score"]
+        )
+
+
+def test_an_exercises_tests_fingerprint_moves_with_its_own_tests_and_their_files_only(tmp_path):
+    """The digest of an exercise's tests: a comment moves nothing, a change to one of its
+    own test functions moves its own alone, a change to the rest of a file moves that of
+    every exercise tested in it, and support every test file shares moves every one."""
+    folder = tmp_path / "tests"
+    folder.mkdir()
+    (folder / "support.py").write_text("HELPER = 1\n")
+    (folder / "test_two.py").write_text(
+        "import pytest\n\nLIMIT = 3\n\n"
+        "def test_a():\n    assert LIMIT\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\ndef test_b(n):\n    assert n\n"
+    )
+    (folder / "test_other.py").write_text("def test_c():\n    assert True\n")
+    owners = {"test_two.py::test_a": "1.1", "test_two.py::test_b[1]": "1.2",
+              "test_two.py::test_b[2]": "1.2", "test_other.py::test_c": "1.3"}  # fmt: skip
+    expected = {f"tests/{test}": exercise for test, exercise in owners.items()}
+
+    def moved(path: str, old: str, new: str) -> set[str]:
+        before = exercise_tests(tmp_path, expected)
+        file = folder / path
+        file.write_text(file.read_text().replace(old, new))
+        after = exercise_tests(tmp_path, expected)
+        return {exercise for exercise in before if before[exercise] != after[exercise]}
+
+    assert moved("test_two.py", "LIMIT = 3\n", "LIMIT = 3  # at most\n\n") == set()
+    assert moved("test_two.py", "[1, 2]", "[1, 2, 3]") == {"1.2"}
+    assert moved("test_two.py", "assert LIMIT", "assert LIMIT > 0") == {"1.1"}
+    assert moved("test_two.py", "LIMIT = 3", "LIMIT = 4") == {"1.1", "1.2"}
+    assert moved("support.py", "HELPER = 1", "HELPER = 2") == {"1.1", "1.2", "1.3"}
+
+
+def test_an_exercise_needs_the_submitted_modules_its_module_imports():
+    needs = module_needs(Path(__file__).resolve().parents[2])
+    assert needs["tenxor/storage.py"] == {"tenxor/storage.py"}
+    assert needs["tenxor/views.py"] == {"tenxor/views.py", "tenxor/strides.py"}
+    assert {"tenxor/broadcasting.py", "tenxor/views.py"} <= needs["tenxor/reductions.py"]
+    assert "tenxor/reductions.py" not in needs["tenxor/broadcasting.py"]
 
 
 def without_timing(results: dict) -> dict:
