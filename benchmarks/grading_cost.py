@@ -1,17 +1,21 @@
 """What grading costs in CPU time: a complete submission graded alone, each of a class of
-complete submissions, and a class of realistic ones.
+complete submissions, the class again after one hidden test changed, and a class of
+realistic ones.
 
     python -m benchmarks.grading_cost [--class-size 30] [--jobs 2] [--no-readme]
 
 Every submission is graded with the course's public and hidden tests at the default hundred
-examples, as `tenxor-instructor grade --batch` does, into a fresh output folder, in the
-strongest sandbox the machine allows. CPU time is the whole machine's (the grading command,
-its judges, the launchers and the workers, which run as other users, all count), read from
-/proc/stat before and after each grading: run it on an otherwise idle machine. The realistic
-class is the red team's submissions (complete, half done, wrong, hanging, crashing, flooding
-output, loose files, missing modules, nothing at all) and two complete ones, named with
-spaces, accents and apostrophes. Results go into benchmarks/README.md between the
-grading-cost markers. Grading needs the instructor's tree: the release leaves this out.
+examples, as `tenxor-instructor grade --batch` does, into a fresh output folder (the class
+again: into the class's own), in a copy of the course, in the strongest sandbox the machine
+allows. CPU time is the whole machine's (the grading command, its judges, the launchers and
+the workers, which run as other users, all count), read from /proc/stat before and after
+each grading: run it on an otherwise idle machine. The change is to one hidden test of
+exercise 1.2 (a marker added to it), so running the same command again grades that
+exercise's tests again, for everyone, and nothing else. The realistic class is the red
+team's submissions (complete, half done, wrong, hanging, crashing, flooding output, loose
+files, missing modules, nothing at all) and two complete ones, named with spaces, accents
+and apostrophes. Results go into benchmarks/README.md between the grading-cost markers.
+Grading needs the instructor's tree: the release leaves this out.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from instructor.grading import grade_batch
-from tests.tooling.submissions import FIXTURES, complete_submission
+from tests.tooling.submissions import FIXTURES, complete_submission, copy_of_reference
 
-from .report import ROOT, command_line, duration, machine, published
+from .report import command_line, duration, machine, published
 
 START = "<!-- grading cost: written by python -m benchmarks.grading_cost -->"
 END = "<!-- end of grading cost -->"
+CHANGED_TEST = "tests/hidden/test_storage_strides_hidden.py"  # holds a hidden test of 1.2
+CHANGED_FUNCTION = "def test_round_to_bfloat16_for_every_sign_and_exponent("
 TARGET = 10.0  # CPU-seconds for one complete submission, graded in a class
 COMPLETE_NAMES = ("Zoë O'Brien", "Jean-Luc d'Arc")  # the realistic class's complete ones
 
@@ -68,10 +74,20 @@ def realistic_class(folder: Path) -> dict[str, Path]:
     return built
 
 
-def graded(students: dict[str, Path], jobs: int) -> tuple[float, float]:
-    """Grade a batch of `students` into a fresh output folder; (seconds, CPU-seconds)."""
-    with tempfile.TemporaryDirectory(prefix="tenxor-grading-cost-") as output:
-        return measured(lambda: grade_batch(ROOT, students, Path(output) / "grades", jobs=jobs))
+def graded(course: Path, students: dict[str, Path], output: Path, jobs: int) -> tuple[float, float]:
+    """Grade a batch of `students` into `output`; (seconds, CPU-seconds)."""
+    return measured(lambda: grade_batch(course, students, output, jobs=jobs))
+
+
+def one_hidden_test_changed(course: Path) -> None:
+    """Add a marker to one hidden test of exercise 1.2: a change of that test function
+    alone, which only its exercise's fingerprint holds."""
+    path = course / CHANGED_TEST
+    text = path.read_text(encoding="utf-8")
+    if text.count(CHANGED_FUNCTION) != 1:
+        raise ValueError(f"{CHANGED_TEST} holds no {CHANGED_FUNCTION.removeprefix('def ')}")
+    marked = f"@pytest.mark.filterwarnings('default')\n{CHANGED_FUNCTION}"
+    path.write_text(text.replace(CHANGED_FUNCTION, marked), encoding="utf-8")
 
 
 def table(rows: list[tuple[str, int, float, float]], jobs: int) -> str:
@@ -98,15 +114,20 @@ def main(argv: list[str]) -> int:
     options = parser.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="tenxor-grading-cost-") as folder:
-        classes = {
-            "a complete submission alone": complete_class(Path(folder) / "alone", 1),
-            "class of complete submissions": complete_class(
-                Path(folder) / "complete", options.class_size
-            ),
-            "class of realistic submissions": realistic_class(Path(folder) / "realistic"),
-        }
-        for label, students in classes.items():
-            rows.append((label, len(students), *graded(students, options.jobs)))
+        course, jobs = copy_of_reference(Path(folder) / "course"), options.jobs
+        alone = complete_class(Path(folder) / "alone", 1)
+        complete = complete_class(Path(folder) / "complete", options.class_size)
+        realistic = realistic_class(Path(folder) / "realistic")
+        gradings = [
+            ("a complete submission alone", alone, Path(folder) / "alone-grades"),
+            ("class of complete submissions", complete, Path(folder) / "grades"),
+            ("the class again, one hidden test changed", complete, Path(folder) / "grades"),
+            ("class of realistic submissions", realistic, Path(folder) / "realistic-grades"),
+        ]
+        for label, students, output in gradings:
+            if label.startswith("the class again"):
+                one_hidden_test_changed(course)
+            rows.append((label, len(students), *graded(course, students, output, jobs)))
             print(f"{label}: {duration(rows[-1][2])}, {rows[-1][3]:.0f} CPU-s", flush=True)
     text = table(rows, options.jobs)
     return published(text, START, END, not options.no_readme)
