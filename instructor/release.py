@@ -54,6 +54,7 @@ INSTRUCTOR_ONLY = (
     ".ci",
     "benchmarks/check_latency.py",  # times check() on a release it writes
     "benchmarks/grading_time.py",  # times the grader
+    "benchmarks/grading_cost.py",  # measures the grader's CPU time, with the red team's class
     "benchmarks/partial_credit.py",  # scores wrong answers with the hidden tests
 )
 # Left out of the trees that grading and verify build to run tests in.
