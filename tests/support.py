@@ -408,8 +408,8 @@ def loaded_tenxor_modules() -> list[ModuleType]:
     """Every module of the tenxor package imported so far, the package itself included."""
     return [
         module
-        for name, module in sorted(sys.modules.items())
-        if module is not None and (name == "tenxor" or name.startswith("tenxor."))
+        for name, module in list(sys.modules.items())
+        if name.partition(".")[0] == "tenxor" and module is not None
     ]
 
 
