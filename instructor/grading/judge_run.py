@@ -16,7 +16,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -190,13 +190,20 @@ def failure_of(report: dict[str, Any]) -> Failure:
 
 
 def read_report_log(log: Path, expected: dict[str, str], judge: int, submission: int = 0) -> Run:
-    """The results of the `submission`-th submission in a pytest-reportlog file: a test
-    passes when none of its setup, call and teardown failed and its call passed. Only
-    reports of the `expected` tests made by the judge's user for that submission count; a
-    line that is not such a report is passed over. The run's notes say which exercises'
-    functions each test called in the worker ("crossed")."""
+    """The results of the `submission`-th submission in a pytest-reportlog file (see
+    results_of)."""
+    return results_of(report_lines(log), expected, judge, submission)
+
+
+def results_of(
+    reports: Iterable[dict[str, Any]], expected: dict[str, str], judge: int, submission: int
+) -> Run:
+    """The results of the `submission`-th submission in a judge's `reports`: a test passes
+    when none of its setup, call and teardown failed and its call passed. Only reports of
+    the `expected` tests made by the judge's user for that submission count. The run's notes
+    say which exercises' functions each test called in the worker ("crossed")."""
     run = Run(collected=dict(expected))
-    for report in report_lines(log):
+    for report in reports:
         kind, test = report.get("$report_type"), report.get("nodeid", "")
         if kind == "TestReport" and report.get("judge_user") != judge:
             continue
@@ -226,7 +233,11 @@ def read_report_log(log: Path, expected: dict[str, str], judge: int, submission:
 
 def report_lines(log: Path) -> Iterator[dict[str, Any]]:
     """The JSON objects of a report log, one a line; any other line is passed over."""
-    lines = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return json_objects(log.read_text(encoding="utf-8").splitlines() if log.exists() else [])
+
+
+def json_objects(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The lines that are JSON objects, as such; any other line is passed over."""
     for line in lines:
         try:
             report = json.loads(line)
@@ -234,6 +245,39 @@ def report_lines(log: Path) -> Iterator[dict[str, Any]]:
             continue
         if isinstance(report, dict):
             yield report
+
+
+class ReportLog:
+    """A judge's report log read as it grows, each line once: its test reports sorted by
+    the submission they name, every other report kept for all (a collection error is every
+    submission's)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset = path, 0
+        self.shared: list[dict[str, Any]] = []
+        self.tests: dict[int | None, list[dict[str, Any]]] = {}
+
+    def read(self, to_the_end: bool = False) -> None:
+        """Read the lines written since the last read: whole lines only, unless the judge
+        has ended (`to_the_end`)."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as stream:
+            stream.seek(self.offset)
+            data = stream.read()
+        if not to_the_end:
+            data = data[: data.rfind(b"\n") + 1]
+        self.offset += len(data)
+        for report in json_objects(data.decode("utf-8").splitlines()):
+            number = report.get("submission", 0)
+            if report.get("$report_type") == "TestReport" and type(number) in (int, type(None)):
+                self.tests.setdefault(number, []).append(report)
+            else:
+                self.shared.append(report)
+
+    def reports_of(self, submission: int) -> list[dict[str, Any]]:
+        """The reports read so far that may be the `submission`-th submission's."""
+        return [*self.shared, *self.tests.get(submission, [])]
 
 
 def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> tuple[Run, bool]:
@@ -268,8 +312,11 @@ def run_judges(
         not_imported = [folder / f"does-not-import-{index}.txt" for index in range(len(packages))]
         ended = [folder / f"graded-{index}" for index in range(len(packages))]
 
+        reports = ReportLog(log)
+
         def hand_on(index: int, returncode: int | None = None) -> None:
-            run = read_report_log(log, expected, judge, index)
+            reports.read(to_the_end=returncode is not None)
+            run = results_of(reports.reports_of(index), expected, judge, index)
             if returncode not in (None, 0, 1):  # 1: some tests failed, as expected of most
                 run.problem = f"the judge ended ({exit_in_words(returncode)})"
             record_not_run(run, "the judge did not run it")
