@@ -160,7 +160,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("the judge needs its sandbox configurations in TENXOR_SANDBOX")
     configs = [SandboxConfig.from_json(text) for text in json.loads(settings)]
     IMPORT_PROBLEMS[:] = [Path(path) for path in json.loads(os.environ["TENXOR_IMPORT_PROBLEM"])]
-    GRADED[:] = [Path(path) for path in json.loads(os.environ.get("TENXOR_GRADED", "[]"))]
+    GRADED[:] = [Path(path) for path in json.loads(os.environ["TENXOR_GRADED"])]
     if not configs or not len(configs) == len(IMPORT_PROBLEMS) == len(GRADED):
         raise pytest.UsageError("the judge needs an import problem and a graded file each")
     sandbox_config = CONFIG = configs[0]

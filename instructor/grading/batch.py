@@ -34,7 +34,7 @@ from .fingerprints import (
     text_digest,
 )
 from .gradescope import results_json
-from .intake import Assembly, assemble, module_digests, submission_digest
+from .intake import Assembly, assemble, module_digests, modules_digest
 from .judge_run import (
     Judges,
     JudgesStopped,
@@ -370,8 +370,9 @@ class Batch:
         pending, changes = {}, Counter()
         for student, folder in self.submissions.items():
             results = self.earlier_results(student)
-            changed = self.changed_since(results, folder) if results is not None else []
-            stale = self.stale_exercises(results, folder, changed)
+            whole, each = self.fingerprints(folder) if results is not None else (None, {})
+            changed = self.changed_since(results, whole) if results is not None else []
+            stale = self.stale_exercises(results, each, changed)
             if not stale:
                 self.rows[student] = results
                 self.write_missing_report(student, results)
@@ -397,11 +398,11 @@ class Batch:
         return None if text is None else json.loads(text)
 
     def stale_exercises(
-        self, results: dict[str, Any] | None, folder: Path, changed: list[str]
+        self, results: dict[str, Any] | None, now: dict[str, str], changed: list[str]
     ) -> list[str]:
         """The exercises of a student to grade (again): none when their earlier `results`
-        still hold; those whose own fingerprint changed when the earlier results graded the
-        same exercises; else every one."""
+        still hold; those whose own fingerprint changed (`now`: each one's) when the earlier
+        results graded the same exercises; else every one."""
         if results is None or self.regrade or "exercises" in changed or "settings" in changed:
             return list(self.graded)
         if not changed:
@@ -409,32 +410,29 @@ class Batch:
         earlier = results.get("extra_data", {}).get("fingerprint", {}).get("exercises")
         if not isinstance(earlier, dict) or not self.tests:
             return list(self.graded)
-        now = self.exercise_fingerprints(folder)
         return [exercise for exercise in self.graded if earlier.get(exercise) != now[exercise]]
 
-    def exercise_fingerprints(self, folder: Path) -> dict[str, str]:
-        """Per exercise graded, what its grade of the submission in `folder` depends on."""
-        return exercise_fingerprints(module_digests(folder), self.needs, self.tests, self.course)
+    def fingerprints(self, folder: Path) -> tuple[Fingerprint, dict[str, str]]:
+        """What grading the submission in `folder` now depends on: in all, and per exercise
+        graded (none when the batch has no course to read the tests of)."""
+        modules = module_digests(folder)
+        whole = Fingerprint(submission=modules_digest(modules), **self.course)
+        return whole, exercise_fingerprints(modules, self.needs, self.tests, self.course)
 
-    def fingerprint(self, folder: Path) -> Fingerprint:
-        """What grading the submission in `folder` now depends on."""
-        return Fingerprint(submission=submission_digest(folder), **self.course)
-
-    def changed_since(self, results: dict[str, Any], folder: Path) -> list[str]:
-        """What changed since earlier results were graded: the parts of the fingerprint that
-        differ ("submission", "tests", "reference", "settings") and "exercises" when another
-        selection was graded; [] when they still hold."""
+    def changed_since(self, results: dict[str, Any], fingerprint: Fingerprint) -> list[str]:
+        """What changed since earlier results were graded: the parts of the `fingerprint`
+        that differ ("submission", "tests", "reference", "settings") and "exercises" when
+        another selection was graded; [] when they still hold."""
         extra = results.get("extra_data", {})
-        changed = self.fingerprint(folder).changed_since(extra.get("fingerprint"))
+        changed = fingerprint.changed_since(extra.get("fingerprint"))
         if sorted(extra.get("exercises", ())) != sorted(self.graded):
             changed.append("exercises")
         return changed
 
     def stamp(self, results: dict[str, Any], folder: Path) -> None:
         """Mark results with when they were graded and against which fingerprint."""
-        fingerprint, prints = self.fingerprint(folder), {}
-        if self.tests:
-            prints = {"exercises": self.exercise_fingerprints(folder)}
+        fingerprint, each = self.fingerprints(folder)
+        prints = {"exercises": each} if self.tests else {}
         results["extra_data"]["fingerprint"] = {
             **asdict(fingerprint),
             "short": fingerprint.short,
@@ -471,7 +469,6 @@ class Batch:
         self,
         bench: Bench,
         expected: dict[str, str],
-        jobs: int,
         credit: Credit = DEFAULT_CREDIT,
     ) -> None:
         """Grade every student not graded yet against the `expected` tests, in groups that
@@ -570,5 +567,5 @@ def grade_batch(
     closed = batch.closed()
     with bench_for(course, closed, limits, jobs, sandbox, profile, allowed, not single) as bench:
         batch.report(protections_in_brief(bench.mode))
-        batch.grade(bench, reference_tests(bench.judge_tree, selection), jobs, credit)
+        batch.grade(bench, reference_tests(bench.judge_tree, selection), credit)
     return batch.write_gradebook()

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from tenxor.course.catalog import BY_ID, TOOLING_TESTS
+from tenxor.course.catalog import BY_ID, EXERCISE_FILES, TOOLING_TESTS
 
 PARTS = ("submission", "tests", "reference", "settings")
 COURSE_PARTS = PARTS[1:]  # those that come from the course and the settings
@@ -123,18 +123,15 @@ def module_needs(package: Path) -> dict[str, set[str]]:
     import: itself, and those it imports, directly or through other modules of `package`."""
     imports = {file: imported_files(package, file) for file in python_files(package)}
     needs = {}
-    for exercise_file in {item.path for item in BY_ID.values()}:
+    for exercise_file in EXERCISE_FILES:
         seen, todo = set(), [exercise_file]
         while todo:
             file = todo.pop()
             if file not in seen:
                 seen.add(file)
                 todo += imports.get(file, ())
-        needs[exercise_file] = {file for file in seen if file in EXERCISE_PATHS}
+        needs[exercise_file] = seen & set(EXERCISE_FILES)
     return needs
-
-
-EXERCISE_PATHS = frozenset(item.path for item in BY_ID.values())
 
 
 def python_files(package: Path) -> list[str]:

@@ -214,5 +214,9 @@ def module_digests(folder: Path) -> dict[str, str]:
 def submission_digest(folder: Path) -> str:
     """A fingerprint of the exercise modules a submission holds (and why any cannot be
     taken)."""
-    digests = module_digests(folder)
+    return modules_digest(module_digests(folder))
+
+
+def modules_digest(digests: dict[str, str]) -> str:
+    """One fingerprint of a submission's modules, from each one's (module_digests)."""
     return hashlib.sha256("".join(f"{m}\0{d}\0" for m, d in digests.items()).encode()).hexdigest()
