@@ -93,36 +93,51 @@ __doc__ += """
 In the instructor's tree, `test` runs ruff, then the tests of the course tooling, diagrams
 included, and beside them `tenxor-instructor verify` (whose first gate runs every test of the
 course, public and hidden) followed by `pytest --nbval` on the notebooks (they must reproduce
-their stored outputs). Under CI (CI=true) it first installs Debian's Chromium for the browser
-tests.
+their stored outputs). Under CI (CI=true) it first installs the Debian packages some tests
+need (SYSTEM_PACKAGES: Chromium for the browser tests, Slurm and munge for grading as a job
+array).
 """
-BROWSERS = ("chromium", "chromium-browser", "google-chrome")
+# Debian's packages that tests need, each with the commands that show it is installed:
+# Chromium for the browser tests, Slurm and munge for the test of grading as a job array.
+SYSTEM_PACKAGES = {
+    "chromium": ("chromium", "chromium-browser", "google-chrome"),
+    "slurmctld": ("slurmctld",),
+    "slurmd": ("slurmd",),
+    "slurm-client": ("sbatch",),
+    "munge": ("munged",),
+}
 EXTRAS["test"] = "dev"  # the instructor's test run also lints, grades and checks notebooks
 
 
-def browser_for_ci(log: Path) -> subprocess.Popen | None:
-    """Under CI (CI=true), start installing Debian's Chromium for the browser tests if it is
-    missing, its output into `log`; the installing process, if one started."""
+def packages_for_ci(log: Path) -> subprocess.Popen | None:
+    """Under CI (CI=true), start installing those of SYSTEM_PACKAGES that are missing, with
+    their output into `log`; the installing process, if one started."""
     import shutil
 
-    if os.environ.get("CI") != "true" or any(shutil.which(name) for name in BROWSERS):
+    where = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+    missing = [package for package, commands in SYSTEM_PACKAGES.items()
+               if not any(shutil.which(command, path=where) for command in commands)]  # fmt: skip
+    if os.environ.get("CI") != "true" or not missing:
         return None
     if not shutil.which("apt-get"):
-        print("CI=true, but there is no Chromium and no apt-get: the browser tests will fail.")
+        print(f"CI=true, but there is no apt-get to install {', '.join(missing)}: "
+              "the tests that need them will fail.")  # fmt: skip
         return None
-    print("Installing Chromium from Debian's packages for the browser tests ...", flush=True)
+    print(f"Installing {', '.join(missing)} from Debian's packages for the tests ...", flush=True)
     apt = "apt-get" if os.geteuid() == 0 else "sudo -n apt-get"
-    script = f"{apt} update -qq && {apt} install -y -qq chromium"
+    install = f"{apt} install -y -qq --no-install-recommends {' '.join(missing)}"
     environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     with log.open("wb") as output:
-        return subprocess.Popen(["sh", "-c", script], stdout=output, stderr=output, env=environment)
+        return subprocess.Popen(["sh", "-c", f"{apt} update -qq && {install}"], stdout=output,
+                                stderr=output, env=environment)  # fmt: skip
 
 
-def browser_installed(installing: subprocess.Popen | None, log: Path) -> None:
-    """Wait until Chromium is installed; show the end of its `log` if that failed."""
+def packages_installed(installing: subprocess.Popen | None, log: Path) -> None:
+    """Wait until the packages are installed; show the end of its `log` if that failed."""
     if installing is not None and installing.wait() != 0:
         sys.stdout.buffer.write(log.read_bytes()[-4000:])
-        print("Installing Chromium failed (see above): the browser tests will fail.", flush=True)
+        print("Installing the packages failed (see above): the tests that need them will fail.",
+              flush=True)  # fmt: skip
 
 
 def compile_course() -> None:
@@ -145,9 +160,9 @@ def instructor_tests() -> int:
 
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "apt-get.log"
-        installing = browser_for_ci(log)  # Chromium installs while .venv is set up
+        installing = packages_for_ci(log)  # they install while .venv is set up
         set_up(EXTRAS["test"])
-        browser_installed(installing, log)
+        packages_installed(installing, log)
     compile_course()
     lint = run(venv_python(), "-m", "ruff", "check", ".")
     if lint != 0:

@@ -19,6 +19,7 @@ from typing import Any
 
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode, protections_in_brief
+from instructor.release import stubbed_source
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run, record_not_run
 
@@ -34,7 +35,14 @@ from .fingerprints import (
     text_digest,
 )
 from .gradescope import results_json
-from .intake import Assembly, assemble, module_digests, modules_digest
+from .intake import (
+    EXERCISE_MODULES,
+    Assembly,
+    assemble,
+    module_digests,
+    modules_digest,
+    work_of,
+)
 from .judge_run import (
     Judges,
     JudgesStopped,
@@ -49,12 +57,13 @@ from .student_report import report_html
 
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
 RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
+SHARD_RECORD = ".shard.json"  # which share of which batch a shard's output holds
 GRADEBOOK = "gradebook.csv"
 RESULTS = "results.json"
 REPORT = "report.html"  # the student's own page, beside their results.json
 CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
 CANVAS = "canvas.csv"  # tenxor-instructor export's Canvas import, in the output folder
-OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, REPORT, CLASS_REPORT, CANVAS})
+OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, SHARD_RECORD, REPORT, CLASS_REPORT, CANVAS})
 GROUP_LARGEST = 16  # students one judge grades in turn (it draws the examples once for all)
 PARTIAL = ".partial"  # ends the name of a file being written, until it takes its place
 
@@ -520,6 +529,20 @@ class Batch:
         bar.step(f"{shown(student)}: {results['score']:g}/{results['extra_data']['max_score']}")
 
 
+def share_of(
+    course: Path, submissions: dict[str, Path], shard: Shard, output: Path
+) -> dict[str, Path]:
+    """The submissions `shard` grades, its share of the work of the batch; written down in
+    output/SHARD_RECORD with the whole batch, for merge to check the shards against."""
+    stubs = {module: len(stubbed_source(course / module).encode()) for module in EXERCISE_MODULES}
+    work = {student: work_of(folder, stubs) for student, folder in submissions.items()}
+    share = shard.share(work)
+    record = {"shard": str(shard), "batch": sorted(submissions), "share": share}
+    output.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_atomically(output / SHARD_RECORD, json.dumps(record, indent=1))
+    return {student: submissions[student] for student in share}
+
+
 def grade_batch(
     course: Path,
     submissions: dict[str, Path],
@@ -555,7 +578,7 @@ def grade_batch(
     path.
     """
     if shard is not None:
-        submissions = shard.share(submissions)
+        submissions = share_of(course, submissions, shard, output)
     credit = Credit(credit)
     settings = {"profile": profile, "limits": asdict(limits), "credit": credit.value}
     course_parts = course_fingerprint(course, settings)

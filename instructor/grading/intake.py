@@ -24,6 +24,9 @@ from tenxor.course.catalog import EXERCISE_FILES
 
 EXERCISE_MODULES = EXERCISE_FILES  # what is taken from a submission: these files
 MAX_MODULE_BYTES = 1_000_000
+# The work of grading any submission, in bytes of code beyond the stubs (see work_of): about
+# what grading a complete one costs beyond a stubbed one, a fifth of it.
+STUDENT_WORK = 4_000
 # One compile at a time in this process: students are taken in threads, and CPython 3.11
 # keeps the AST's recursion depth in state its threads share (two compiles at once end one
 # of them in "SystemError: AST constructor recursion depth mismatch").
@@ -197,6 +200,22 @@ def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
     assembly.taken = sorted(submitted)
     assembly.ignored = [name for name in entries if name not in used]
     return assembly
+
+
+def work_of(folder: Path, stubs: dict[str, int]) -> int:
+    """What grading a submission asks of the judges, in bytes: the code its exercise modules
+    hold beyond the release's stubs (`stubs`: each module's size as a stub), and the
+    STUDENT_WORK every submission costs. Sizes are read from the files' entries alone."""
+    entries, written = entries_of(folder), 0
+    for module in EXERCISE_MODULES:
+        found = locate(entries, module)
+        try:
+            status = os.lstat(folder / found) if found else None
+        except OSError:
+            status = None
+        if status and stat.S_ISREG(status.st_mode):
+            written += max(0, min(status.st_size, MAX_MODULE_BYTES) - stubs[module])
+    return STUDENT_WORK + written
 
 
 def module_digests(folder: Path) -> dict[str, str]:

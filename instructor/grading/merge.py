@@ -3,8 +3,10 @@ record, one gradebook, as if the batch had been graded in one run.
 
     merge_shards([Path("grades-1"), Path("grades-2"), Path("grades-3")], Path("grades"))
 
-Only results that grading recorded writing are taken; shards graded against another course,
-other settings or other exercises, and a student graded in two shards, are refused.
+Only results that grading recorded writing are taken, each from the shard whose share the
+student is in; a set of shards that is not each share of one batch once (one missing, one
+twice, shards dealt from batches that differ), or graded against another course, other
+settings or other exercises, is refused.
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from .batch import (
     GRADEBOOK,
     RECORD,
     RESULTS,
+    SHARD_RECORD,
     UnrecordedResults,
     gradebook_csv,
     recorded_results,
     write_atomically,
 )
 from .fingerprints import COURSE_PARTS, text_digest
+from .shards import Shard
 
 
 class MergeError(ValueError):
@@ -39,20 +43,56 @@ def course_of(results: dict[str, Any]) -> tuple[Any, ...]:
     return (*(fingerprint.get(part) for part in COURSE_PARTS), *sorted(extra["exercises"]))
 
 
+def shard_record(shard: Path) -> dict[str, Any]:
+    """What a shard's output says it holds: its K/N, the whole batch and its share."""
+    try:
+        record = json.loads((shard / SHARD_RECORD).read_text(encoding="utf-8"))
+        shard_of = Shard.parse(record["shard"])
+        return {"shard": shard_of, "batch": list(record["batch"]), "share": list(record["share"])}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise MergeError(
+            f"{shard} is not the output of a shard (grade --shard K/N), or its "
+            f"{SHARD_RECORD} is damaged: {error}"
+        ) from None
+
+
+def whole_set(records: list[dict[str, Any]]) -> None:
+    """Refuse shards that are not each share, once, of one and the same batch."""
+    counts = {record["shard"].count for record in records}
+    if len(counts) > 1:
+        raise MergeError(f"the shards split the batch into different numbers: {sorted(counts)}")
+    (count,) = counts
+    given = [record["shard"].index for record in records]
+    twice = sorted({k for k in given if given.count(k) > 1})
+    missing = sorted(set(range(1, count + 1)) - set(given))
+    problems = [f"{k}/{count} given twice" for k in twice]
+    problems += [f"{k}/{count} missing" for k in missing]
+    if problems:
+        raise MergeError(f"merge needs each of the {count} shards once: {', '.join(problems)}")
+    batches = {tuple(record["batch"]) for record in records}
+    if len(batches) > 1:
+        seen = [set(batch) for batch in batches]
+        differ = sorted(set.union(*seen) - set.intersection(*seen))
+        raise MergeError(
+            "the shards were dealt from different batches (a submission came or went between "
+            f"them): {', '.join(differ[:10])}; grade every shard again with the same batch"
+        )
+
+
 def joined(shards: list[Path]) -> dict[str, tuple[Path, dict[str, Any]]]:
-    """Every student of the shards with the shard that graded them and their results."""
+    """Every student of the shards' shares with the shard that graded them and their
+    results (students a shard's output holds from another share are left out)."""
+    records = [shard_record(shard) for shard in shards]
+    whole_set(records)
     students: dict[str, tuple[Path, dict[str, Any]]] = {}
-    for shard in shards:
+    for shard, record in zip(shards, records):
         try:
             found = recorded_results(shard)
         except UnrecordedResults as error:
             raise MergeError(str(error)) from None
-        for student, results in found.items():
-            if student in students:
-                raise MergeError(
-                    f"{student} was graded in two shards: {students[student][0]} and {shard}"
-                )
-            students[student] = (shard, results)
+        for student in record["share"]:
+            if student in found:
+                students[student] = (shard, found[student])
     courses = {course_of(results) for _, results in students.values()}
     if len(courses) > 1:
         raise MergeError(

@@ -2,18 +2,21 @@
 students (a shard), and `merge` joins the shards' output folders into one.
 
     grade --batch subs/ --out grades-2 --shard 2/3     # on the second of three machines
-    merge grades --from grades-1 grades-2 grades-3     # then, anywhere
+    merge grades grades-1 grades-2 grades-3            # then, anywhere
 
-A student's shard depends on their name alone, so every machine agrees on it without
-talking to the others, and adding a student moves no one else.
+The shares balance the work of grading, not the number of students: a student weighs what
+their submission asks of the judges (see intake.work_of), and the heaviest are dealt first,
+each to the lightest share so far. Every machine reads the same batch folder, so every one
+deals the same shares without talking to the others:
+
+    >>> shares({"ada": 9, "ben": 5, "cleo": 4, "dev": 1}, 2)
+    [['ada', 'dev'], ['ben', 'cleo']]
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 SHARD = re.compile(r"^(\d+)/(\d+)$")
 
@@ -33,11 +36,20 @@ class Shard:
             raise ValueError(f"a shard is K/N with 1 <= K <= N, got {text!r}")
         return cls(int(found[1]), int(found[2]))
 
-    def takes(self, student: str) -> bool:
-        """Whether this shard grades `student`."""
-        number = int.from_bytes(hashlib.sha256(student.encode("utf-8")).digest()[:8], "big")
-        return number % self.count == self.index - 1
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
 
-    def share(self, submissions: dict[str, Path]) -> dict[str, Path]:
-        """The submissions this shard grades."""
-        return {student: folder for student, folder in submissions.items() if self.takes(student)}
+    def share(self, work: dict[str, int]) -> list[str]:
+        """The students this shard grades, given every student's work."""
+        return shares(work, self.count)[self.index - 1]
+
+
+def shares(work: dict[str, int], count: int) -> list[list[str]]:
+    """`count` shares of the students of `work` (student -> work) whose totals are as even
+    as dealing the heaviest first to the lightest share makes them; each share by name."""
+    totals, members = [0] * count, [[] for _ in range(count)]
+    for student in sorted(work, key=lambda name: (-work[name], name)):
+        lightest = min(range(count), key=lambda k: (totals[k], k))
+        totals[lightest] += work[student]
+        members[lightest].append(student)
+    return [sorted(share) for share in members]

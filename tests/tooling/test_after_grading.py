@@ -9,6 +9,9 @@ import io
 import json
 import re
 import shutil
+import subprocess
+import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,15 +20,23 @@ from hypothesis import strategies as st
 
 from instructor.class_report import class_report_html
 from instructor.cli import main
-from instructor.grading import batch, grade_batch, students_in
-from instructor.grading.batch import CLASS_REPORT, Batch, gradebook_csv, recorded_results
+from instructor.grading import GRADING_LIMITS, batch, grade_batch, students_in
+from instructor.grading.batch import (
+    CLASS_REPORT,
+    SHARD_RECORD,
+    Batch,
+    gradebook_csv,
+    recorded_results,
+)
 from instructor.grading.canvas import IDENTITY, RosterError, canvas_export, read_roster
 from instructor.grading.fingerprints import exercise_tests, module_needs
+from instructor.grading.intake import EXERCISE_MODULES, STUDENT_WORK, work_of
 from instructor.grading.merge import MergeError, merge_shards
-from instructor.grading.shards import Shard
+from instructor.grading.shards import Shard, shares
 from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
+from instructor.release import stubbed_source
+from tests.tooling.slurm import one_node_cluster
 from tests.tooling.submissions import complete_submission, copy_of_reference, stubbed
-from tests.tooling.test_grading import LIMITS
 
 pytestmark = pytest.mark.provided
 
@@ -37,6 +48,11 @@ PUBLIC_TEST = "tests/test_storage.py"  # where the tests of exercise 1.1 are
 PROGRESS = re.compile(r"\] \d+/\d+ +\d+ s, (?:about \d+ (?:s|min) left|done)  (\S+): ")
 TIMING = ("graded_at",)  # gradebook columns that say when, not what
 ROSTER = Path(__file__).with_name("canvas_roster.csv")
+README = Path(__file__).resolve().parents[2] / "README.md"
+# Short limits, as tenxor-instructor grade sets them: a job script grades with these too.
+LIMITS = replace(GRADING_LIMITS, call_cpu_seconds=1.0, exercise_cpu_seconds=2.0, memory_mb=1024)
+AS_LIMITS = ["--call-seconds", "1", "--exercise-seconds", "2", "--memory-mb", "1024",
+             "--examples", "10", "--exercise", "1.1"]  # fmt: skip
 
 
 def submissions_of(folder: Path) -> dict[str, Path]:
@@ -216,46 +232,103 @@ def without_timing(results: dict) -> dict:
     return {**results, "execution_time": None, "extra_data": extra}
 
 
-def test_a_batch_graded_in_three_shards_and_merged_equals_one_run(
-    course, submissions, whole, capsys
+def job_script() -> str:
+    """The README's grade.sh: its one bash block that holds #SBATCH lines."""
+    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    scripts = [block for block in blocks if "#SBATCH" in block]
+    assert len(scripts) == 1, f"README.md has {len(scripts)} bash blocks with #SBATCH, not 1"
+    return scripts[0]
+
+
+def without_times(gradebook: Path) -> str:
+    """A gradebook's text with each time it says when a student was graded blanked."""
+    return re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "(time)", gradebook.read_text())
+
+
+def test_a_batch_graded_as_a_slurm_job_array_and_merged_equals_one_run(
+    course, submissions, whole, tmp_path
 ):
-    base = course.parent / "sharded"
-    shards = [base / f"shard-{k}" for k in (1, 2, 3)]
-    taken = [
-        grade(course, submissions, shards[k - 1], capsys, shard=Shard(k, 3)) for k in (1, 2, 3)
-    ]
-    assert sorted(sum(taken, [])) == sorted(STUDENTS), "every student in exactly one shard"
-    assert all(taken), f"each shard grades someone: {taken}"
+    """The README's grade.sh, run by sbatch as a job array of three tasks on a one-node
+    Slurm cluster, grades three shares that merge into the gradebook of one run, byte for
+    byte apart from the times of grading."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "subs").symlink_to(course.parent / "submissions", target_is_directory=True)
+    (work / "grade.sh").write_text(job_script())
+    options = [*AS_LIMITS, "--course", str(course)]
+    with one_node_cluster(tmp_path / "slurm") as environment:
+        environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
+        done = subprocess.run(["sbatch", "--wait", "grade.sh", *options], cwd=work,
+                              env=environment, capture_output=True, text=True)  # fmt: skip
+    logs = "\n".join(f"--- {log.name}\n{log.read_text()}" for log in sorted(work.glob("*.log")))
+    assert done.returncode == 0, (
+        f"sbatch --wait grade.sh exited {done.returncode}: {done.stderr}{logs}"
+    )
+    shards = [work / f"grades-{k}" for k in (1, 2, 3)]
+    dealt = [json.loads((shard / SHARD_RECORD).read_text())["share"] for shard in shards]
+    assert sorted(sum(dealt, [])) == sorted(STUDENTS), f"each student in one share: {dealt}"
+    assert all(dealt), f"each shard grades someone: {dealt}"
 
-    assert main(["merge", str(base / "merged"), *map(str, shards)]) == 0
-    whole_rows, merged_rows = gradebook_rows(whole), gradebook_rows(base / "merged")
-    for rows in (whole_rows, merged_rows):
-        for row in rows.values():
-            row.pop("graded_at")
-    assert merged_rows == whole_rows
-    merged, one_run = recorded_results(base / "merged"), recorded_results(whole)
-    assert {s: without_timing(r) for s, r in merged.items()} == {
-        s: without_timing(r) for s, r in one_run.items()
+    assert main(["merge", str(work / "grades"), *map(str, shards)]) == 0
+    merged = work / "grades"
+    assert without_times(merged / "gradebook.csv") == without_times(whole / "gradebook.csv")
+    assert {s: without_timing(r) for s, r in recorded_results(merged).items()} == {
+        s: without_timing(r) for s, r in recorded_results(whole).items()
     }
-
     as_one = Path("grades")  # the class report names its folder: the same name for both
     pages = [class_report_html(recorded_results(f), as_one, as_one / CLASS_REPORT)
-             for f in (whole, base / "merged")]  # fmt: skip
-    assert (base / "merged" / CLASS_REPORT).is_file() and pages[0] == pages[1]
+             for f in (whole, merged)]  # fmt: skip
+    assert (merged / CLASS_REPORT).is_file() and pages[0] == pages[1]
 
-    with pytest.raises(MergeError, match="graded in two shards"):
-        merge_shards([shards[0], shards[0]], base / "twice")
+    for chosen, says in (([1, 1, 2, 3], "1/3 given twice"), ([1, 3], "2/3 missing")):
+        with pytest.raises(MergeError, match=re.escape(says)):
+            merge_shards([shards[k - 1] for k in chosen], tmp_path / "refused")
+    with pytest.raises(MergeError, match="is not the output of a shard"):
+        merge_shards([*shards, whole], tmp_path / "refused")
 
 
-def test_a_shard_is_chosen_by_the_students_name_alone():
-    names = [f"student-{n}" for n in range(300)]
-    shares = [[name for name in names if Shard(k, 3).takes(name)] for k in (1, 2, 3)]
-    assert sorted(sum(shares, [])) == sorted(names)
-    assert all(60 < len(share) < 140 for share in shares), [len(s) for s in shares]
-    assert Shard.parse("2/3") == Shard(2, 3)
+def test_shards_deal_the_work_evenly_and_each_student_once():
+    """Dealt heaviest first to the lightest share, shares differ by at most one student's
+    work; whatever order the batch is listed in, every machine deals the same shares."""
+
+    @given(
+        work=st.dictionaries(st.text(min_size=1, max_size=8), st.integers(1, 10**6), max_size=60),
+        count=st.integers(1, 8),
+    )
+    def dealt(work: dict[str, int], count: int) -> None:
+        dealt = shares(work, count)
+        assert sorted(sum(dealt, [])) == sorted(work), f"shares({work}, {count}) = {dealt}"
+        totals = [sum(work[name] for name in share) for share in dealt]
+        heaviest = max(work.values(), default=0)
+        assert max(totals) - min(totals) <= heaviest, f"totals {totals}, heaviest {heaviest}"
+        backwards = dict(reversed(list(work.items())))
+        assert shares(backwards, count) == dealt
+        assert [Shard(k, count).share(work) for k in range(1, count + 1)] == dealt
+
+    dealt()
+    assert Shard.parse("2/3") == Shard(2, 3) and str(Shard(2, 3)) == "2/3"
     for text in ("0/3", "4/3", "2", "a/b"):
         with pytest.raises(ValueError, match=re.escape(repr(text))):
             Shard.parse(text)
+
+
+def test_a_submissions_work_is_its_code_beyond_the_stubs(course, tmp_path):
+    """A stubbed submission weighs what any student does; each module's code beyond its
+    stub adds its bytes; a module that is a link, or absent, adds nothing."""
+    stubs = {module: len(stubbed_source(course / module).encode()) for module in EXERCISE_MODULES}
+    written = {m: (course / m).stat().st_size - stubs[m] for m in EXERCISE_MODULES}
+    complete, half, linked = (tmp_path / name for name in ("complete", "half", "linked"))
+    for folder in (complete, half, linked):
+        complete_submission(folder)
+    assert work_of(complete, stubs) == STUDENT_WORK + sum(written.values())
+    assert work_of(complete, stubs) > 4 * STUDENT_WORK, "a complete submission is heavy"
+    stubbed("tenxor/storage.py")(half)
+    assert work_of(half, stubs) == work_of(complete, stubs) - written["tenxor/storage.py"]
+    (linked / "tenxor" / "views.py").unlink()
+    (linked / "tenxor" / "views.py").symlink_to(course / "tenxor" / "views.py")
+    assert work_of(linked, stubs) == work_of(complete, stubs) - written["tenxor/views.py"]
+    (tmp_path / "nothing").mkdir()
+    assert work_of(tmp_path / "nothing", stubs) == STUDENT_WORK
 
 
 def results_of(scores: dict[str, float], most: int = 10) -> dict[str, dict]:
