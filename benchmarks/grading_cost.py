@@ -14,13 +14,15 @@ exercise 1.2 (a marker added to it), so running the same command again grades th
 exercise's tests again, for everyone, and nothing else. The realistic class is the red
 team's submissions (complete, half done, wrong, hanging, crashing, flooding output, loose
 files, missing modules, nothing at all) and two complete ones, named with spaces, accents
-and apostrophes. Results go into benchmarks/README.md between the grading-cost markers.
+and apostrophes; it is graded again in three shards, one after another, to see how evenly
+their work was dealt. Results go into benchmarks/README.md between the grading-cost markers.
 Grading needs the instructor's tree: the release leaves this out.
 """
 
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import sys
 import tempfile
@@ -29,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from instructor.grading import grade_batch
+from instructor.grading.batch import SHARD_RECORD
+from instructor.grading.shards import Shard
 from tests.tooling.submissions import FIXTURES, complete_submission, copy_of_reference
 
 from .report import command_line, duration, machine, published
@@ -39,6 +43,8 @@ CHANGED_TEST = "tests/hidden/test_storage_strides_hidden.py"  # holds a hidden t
 CHANGED_FUNCTION = "def test_round_to_bfloat16_for_every_sign_and_exponent("
 TARGET = 10.0  # CPU-seconds for one complete submission, graded in a class
 COMPLETE_NAMES = ("Zoë O'Brien", "Jean-Luc d'Arc")  # the realistic class's complete ones
+SHARDS = 3  # the realistic class is graded again in this many shards, one after another
+SHARD_SPREAD = 0.2  # how much longer the slowest shard may take than the fastest
 
 
 def machine_cpu_seconds() -> float:
@@ -74,9 +80,16 @@ def realistic_class(folder: Path) -> dict[str, Path]:
     return built
 
 
-def graded(course: Path, students: dict[str, Path], output: Path, jobs: int) -> tuple[float, float]:
-    """Grade a batch of `students` into `output`; (seconds, CPU-seconds)."""
-    return measured(lambda: grade_batch(course, students, output, jobs=jobs))
+def graded(
+    course: Path, students: dict[str, Path], output: Path, jobs: int, shard: Shard | None = None
+) -> tuple[float, float]:
+    """Grade a batch of `students` (a `shard` of it) into `output`; (seconds, CPU-seconds)."""
+    return measured(lambda: grade_batch(course, students, output, jobs=jobs, shard=shard))
+
+
+def share_size(output: Path) -> int:
+    """How many students the shard graded into `output` was dealt."""
+    return len(json.loads((output / SHARD_RECORD).read_text(encoding="utf-8"))["share"])
 
 
 def one_hidden_test_changed(course: Path) -> None:
@@ -94,6 +107,8 @@ def table(rows: list[tuple[str, int, float, float]], jobs: int) -> str:
     """The measurements as Markdown: per row, students, wall time, CPU time in all and each."""
     per_complete = next(cpu / count for label, count, _, cpu in rows if label.startswith("class"))
     reached = "reached" if per_complete <= TARGET else "not reached"
+    shards = [wall for label, _, wall, _ in rows if label.startswith("realistic class, shard")]
+    spread = (max(shards) - min(shards)) / min(shards)
     return "\n".join([
         f"Measured on {datetime.date.today()}: {machine()}; `--jobs {jobs}`.",
         "",
@@ -104,6 +119,10 @@ def table(rows: list[tuple[str, int, float, float]], jobs: int) -> str:
         "",
         f"Target: a complete submission graded in a class costs at most {TARGET:g} CPU-seconds: "
         f"{reached} ({per_complete:.1f}).",
+        "",
+        f"The realistic class in {len(shards)} shards, one after another: the shards took "
+        f"{', '.join(duration(wall) for wall in shards)} by the clock, the slowest "
+        f"{spread:.0%} longer than the fastest (target: within {SHARD_SPREAD:.0%}).",
     ])  # fmt: skip
 
 
@@ -129,6 +148,11 @@ def main(argv: list[str]) -> int:
                 one_hidden_test_changed(course)
             rows.append((label, len(students), *graded(course, students, output, jobs)))
             print(f"{label}: {duration(rows[-1][2])}, {rows[-1][3]:.0f} CPU-s", flush=True)
+        for shard in (Shard(k, SHARDS) for k in range(1, SHARDS + 1)):
+            output = Path(folder) / f"realistic-shard-{shard.index}"
+            measures = graded(course, realistic, output, jobs, shard)
+            rows.append((f"realistic class, shard {shard}", share_size(output), *measures))
+            print(f"shard {shard}: {duration(measures[0])}, {measures[1]:.0f} CPU-s", flush=True)
     text = table(rows, options.jobs)
     return published(text, START, END, not options.no_readme)
 
