@@ -36,6 +36,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ from instructor import plain_data
 from instructor.launcher import SandboxConfig, give_up_root, launcher_for
 from instructor.plain_data import Kinds
 from instructor.replay import Example, is_property_test, recording, replayed
-from instructor.sandbox import Sandbox
+from instructor.sandbox import Raising, Sandbox
 from tenxor.course.catalog import (
     BY_ID,
     CATALOG,
@@ -115,8 +116,28 @@ def proxy(exercise: Exercise, reference: Any, watched: list[Slot]) -> Any:
         CALLS[exercise.id] = (args, kwargs, value, False)
         return value
 
+    def each_in_worker(cases: Iterable[tuple[Any, ...]]) -> Iterator[Any]:
+        """call_in_worker(*case) for each of `cases`, in turn; in the worker, sent to it a
+        window of calls at a time (Sandbox.each)."""
+        if RUNNING["exercise"] != exercise.id or SANDBOX is None or stand_ins(watched):
+            yield from (call_in_worker(*case) for case in cases)
+            return
+        CROSSED.add(exercise.id)
+        SANDBOX.serve(hidden=RUNNING["hidden"])
+        cases = [tuple(case) for case in cases]
+        answers = SANDBOX.each(exercise.id, target, cases)
+        for case in cases:
+            CALLS.pop(exercise.id, None)
+            CALLS[exercise.id] = (case, {}, None, True)
+            answer = next(answers)
+            if type(answer) is Raising:
+                raise answer.error
+            CALLS[exercise.id] = (case, {}, answer, False)
+            yield answer
+
     functools.update_wrapper(call_in_worker, reference)
     call_in_worker.sandbox_target = target
+    call_in_worker.each = each_in_worker
     return call_in_worker
 
 

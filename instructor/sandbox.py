@@ -15,6 +15,14 @@ start-up of the worker that replaces the one it stopped. Grading's own starts (t
 worker, and the first for the hidden tests) cost each judge process at most
 2 * call_wall_seconds more, charged to no exercise.
 
+Many calls of one function (a test's list of cases, Sandbox.each) go to the worker a window
+at a time, as many as its command pipe holds, and it answers them in turn without waiting on
+the judge: the answers, the limits per call, the strikes and the budgets are those of the same
+calls made one at a time. Each call's limits count from the answer before it; the worker is
+stopped once the exercise has used up a budget; and what a call costs is charged only if the
+caller comes to its answer (one that stops at an earlier wrong answer never pays for a crash
+after it).
+
 CPU time and memory are the kernel's figures for the worker and every process it started
 (instructor.worker_group), never the worker's own. Workers are started and killed by a
 launcher (instructor.launcher), which keeps root when the judge gives it up; this side only
@@ -25,10 +33,11 @@ started, and the next call starts a new one.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +60,9 @@ TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
 # call that reads it, so an exercise may pay for up to this much time of the one before.
 CHARGE_SECONDS = 0.005
 READ_BYTES = 1 << 20
+# The calls Sandbox.each sends at once, in bytes of messages: well within what a pipe holds,
+# so that sending never waits on a worker that is itself waiting to send its answers.
+WINDOW_BYTES = 16 * 1024
 
 
 class SandboxFailure(Exception):
@@ -70,6 +82,14 @@ class Raising:
     """An answer that is an error to raise in the judge."""
 
     error: BaseException
+
+
+@dataclass(frozen=True)
+class Ended:
+    """The call of a window at which the worker stopped (it crashed, hung or broke the
+    protocol; or the exercise used up its budgets): the error its caller gets."""
+
+    error: SandboxFailure | LimitReached
 
 
 @dataclass
@@ -111,6 +131,7 @@ class Sandbox:
         self.call_cpu = 0.0  # the worker's CPU time when the judge's outermost call began
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
         self.broken: str | None = None  # why the submission does not import, once known
+        self.window_bytes = 0  # the calls each() sends at once, in bytes
 
     # -- the worker's life --------------------------------------------------------------------
 
@@ -122,6 +143,7 @@ class Sandbox:
         except OSError as error:
             return f"the worker could not be started: {error}"
         self.buffer, self.meter = bytearray(), meter(spec)
+        self.window_bytes = min(WINDOW_BYTES, pipe_capacity(self.commands))
         self.counted, self.read_at = self.meter.cpu_seconds(), time.monotonic()
         self.call_cpu = self.counted  # importing the submission counts as a call
         os.set_blocking(self.replies, False)
@@ -183,7 +205,10 @@ class Sandbox:
     # -- messages -----------------------------------------------------------------------------
 
     def send(self, data: Any) -> None:
-        message = plain_data.dumps(data)
+        self.send_bytes(plain_data.dumps(data))
+
+    def send_bytes(self, message: bytes) -> None:
+        """Write messages, made by plain_data.dumps, to the worker."""
         try:
             while message:
                 message = message[os.write(self.commands, message) :]
@@ -262,20 +287,23 @@ class Sandbox:
     def account(self, exercise: str) -> Account:
         return self.accounts.setdefault(exercise, Account())
 
-    def refuse(self, exercise: str) -> None:
-        """Fail at once when the exercise has used up what it may use."""
+    def refuse(self, exercise: str, cpu: float | None = None, wall: float | None = None) -> None:
+        """Fail at once when the exercise has used up what it may use (`cpu` and `wall`: what
+        it had spent at some earlier moment, if not now)."""
         account, limits = self.account(exercise), self.limits
+        cpu = account.cpu if cpu is None else cpu
+        wall = account.wall if wall is None else wall
         if len(account.strikes) >= limits.strikes:
             raise LimitReached(
                 f"not run: calls of exercise {exercise} crashed or hung the worker "
                 f"{len(account.strikes)} times ({account.strikes[-1]})"
             )
-        if account.cpu > limits.exercise_cpu_seconds:
+        if cpu > limits.exercise_cpu_seconds:
             raise LimitReached(
                 f"not run: exercise {exercise} used up its {limits.exercise_cpu_seconds:g} s "
                 "of CPU time"
             )
-        if account.wall > limits.exercise_wall_seconds:
+        if wall > limits.exercise_wall_seconds:
             raise LimitReached(
                 f"not run: exercise {exercise} used up its {limits.exercise_wall_seconds:g} s "
                 "by the clock (its calls and the starts of the workers they needed)"
@@ -291,22 +319,12 @@ class Sandbox:
     ) -> Any:
         """Call the submission's `module.name(*args, **kwargs)` in the worker; its result."""
         account = self.accounts.get(exercise) or self.account(exercise)
-        if self.broken:
-            raise SandboxFailure(f"not run: the submission does not import ({self.broken})")
         if self.depth == 0:
-            self.refuse(exercise)
-            if self.pid is None:
-                self.restart(account)
+            self.admit(exercise, account)
+        elif self.broken:
+            raise SandboxFailure(f"not run: the submission does not import ({self.broken})")
         call = Call()
-        encoder = Encoder(self.kinds, call, lenient=False)
-        encoder.functions = self.encode_function
-        message = [
-            "call",
-            *target,
-            encoder.encode(args),
-            ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
-            [[module, name, encoder.encode(function)] for module, name, function in stand_ins],
-        ]
+        message = self.call_message(call, target, args, kwargs, stand_ins)
         started = time.monotonic()
         if self.depth == 0:
             self.call_cpu, self.target = self.counted, target
@@ -333,6 +351,131 @@ class Sandbox:
         if type(answer) is Raising:
             raise answer.error
         return answer
+
+    def admit(self, exercise: str, account: Account) -> None:
+        """Before an outermost call: fail at once where it may not run; start a worker if
+        none runs."""
+        if self.broken:
+            raise SandboxFailure(f"not run: the submission does not import ({self.broken})")
+        self.refuse(exercise)
+        if self.pid is None:
+            self.restart(account)
+
+    def call_message(
+        self,
+        call: Call,
+        target: tuple[str, str],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        stand_ins: list[tuple[str, str, Any]],
+    ) -> list[Any]:
+        """The message that asks the worker for `module.name(*args, **kwargs)`."""
+        encoder = Encoder(self.kinds, call, lenient=False)
+        encoder.functions = self.encode_function
+        return [
+            "call",
+            *target,
+            encoder.encode(args),
+            ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
+            [[module, name, encoder.encode(function)] for module, name, function in stand_ins],
+        ]
+
+    def each(
+        self, exercise: str, target: tuple[str, str], cases: Iterable[tuple[Any, ...]]
+    ) -> Iterator[Any]:
+        """`module.name(*case)` of the submission for each of `cases`, in turn: what each
+        call returned, or Raising. The calls go to the worker a window at a time (as many as
+        WINDOW_BYTES of messages hold), which it answers ahead of the caller; every limit
+        still holds per call, and a call is charged what it costs (a strike, the start of the
+        worker that replaces one it stopped) only once the caller comes to its answer, as
+        if each call had been made when the caller asked for it."""
+        account, pending, held = self.account(exercise), iter(cases), []
+        while True:
+            self.admit(exercise, account)
+            self.target = target
+            window = self.window(target, held, pending)
+            if not window:
+                return
+            answers = self.answers(exercise, account, window)
+            for number, (answer, strike, _) in enumerate(answers):
+                if number > 0:  # the budgets as they stood once the call before it ended
+                    self.refuse(exercise, *answers[number - 1][2])
+                if strike is not None:
+                    account.strikes.append(strike)
+                if type(answer) is Ended:
+                    self.owed = exercise if strike is not None else self.owed
+                    raise answer.error
+                yield answer
+
+    def window(
+        self, target: tuple[str, str], held: list[tuple[Any, ...]], cases: Iterator[Any]
+    ) -> list[Any]:
+        """The next calls, the `held` case first, then `cases`, as messages (Call, message
+        bytes) each: as many as fit in the worker's command pipe, so that sending them never
+        waits. A call that lends the worker a judge function (which it may call back, and
+        then read the judge's answer among calls it has not started) goes alone."""
+        window, size = [], 0
+        while (case := held.pop() if held else next(cases, None)) is not None:
+            call = Call()
+            data = plain_data.dumps(self.call_message(call, target, tuple(case), {}, []))
+            lends = bool(self.functions)
+            if window and (lends or size + len(data) > self.window_bytes):
+                self.functions.clear()  # it goes in the next window
+                held.append(case)
+                break
+            window.append((call, data))
+            size += len(data)
+            if lends:
+                break
+        return window
+
+    def answers(
+        self, exercise: str, account: Account, window: list[Any]
+    ) -> list[tuple[Any, str | None, Any]]:
+        """Send a window of calls and read every answer: (what the call gave or Ended, the
+        strike it costs, the exercise's (CPU, wall) spent when it came) each; nothing after
+        an Ended. Each call's limits count from the answer before it; once the exercise has
+        used up its budgets, the worker is stopped before it answers the calls left (which
+        would not have run one at a time), and the next is Ended without a strike."""
+        answers: list[tuple[Any, str | None, Any]] = []
+        begun = time.monotonic()
+        self.depth = 1
+        try:
+            self.send_bytes(b"".join(data for _, data in window))
+            for call, _ in window:
+                started = time.monotonic()
+                self.call_cpu, self.call_started = self.counted, started
+                message = self.reply(started + self.limits.call_wall_seconds, started)
+                answer, strike = self.answer_of(call, message)
+                self.charge(account)
+                wall = account.wall + time.monotonic() - begun
+                answers.append((answer, strike, (account.cpu, wall)))
+                spent = self.spent_budget(exercise, account.cpu, wall)
+                if spent is not None and len(answers) < len(window):
+                    self.stop()
+                    answers.append((Ended(spent), None, (account.cpu, wall)))
+                    break
+        except BaseException as error:  # the worker is stopped at this call
+            self.charge(account, now=True)
+            self.stop()
+            if not isinstance(error, SandboxFailure):
+                raise  # interrupted while the worker was at it: grading is ending
+            wall = account.wall + time.monotonic() - begun
+            answers.append((Ended(error), str(error), (account.cpu, wall)))
+        finally:
+            self.depth = 0
+            account.wall += time.monotonic() - begun
+            self.functions.clear()
+        return answers
+
+    def spent_budget(self, exercise: str, cpu: float, wall: float) -> LimitReached | None:
+        """The error that refuses the exercise's next call, given what it has spent, if it
+        has used up its budgets."""
+        try:
+            self.refuse(exercise, cpu, wall)
+        except LimitReached as error:
+            return error
+        return None
 
     def restart(self, caller: Account) -> None:
         """Start a new worker for a call of `caller`'s exercise. Its start-up (the clock's
@@ -361,24 +504,28 @@ class Sandbox:
         """Wait for the worker's answer to a call, serving its calls back meanwhile: the
         result, or Raising(the error to raise)."""
         message = self.reply(started + self.limits.call_wall_seconds, started)
+        answer, strike = self.answer_of(call, message)
+        if strike is not None:
+            account.strikes.append(strike)
+        return answer
+
+    def answer_of(self, call: Call, message: list[Any]) -> tuple[Any, str | None]:
+        """What the worker's answer to a call gives (the result, or Raising(the error to
+        raise)), and the strike it costs, if any."""
         kind = message[0]
         if kind == "limit":
-            account.strikes.append("it ran out of CPU time")
-            return Raising(
-                LimitReached(
-                    f"the call used more than {self.limits.call_cpu_seconds:g} s of CPU time"
-                )
-            )
+            limit = f"the call used more than {self.limits.call_cpu_seconds:g} s of CPU time"
+            return Raising(LimitReached(limit)), "it ran out of CPU time"
         try:
             if kind == "raise" and len(message) == 2:
                 error = raised(message[1])
                 if type(error) is MemoryError:  # it may well do so again, and slowly
-                    account.strikes.append("it went over the memory limit")
-                return Raising(error)
+                    return Raising(error), "it went over the memory limit"
+                return Raising(error), None
             if kind == "ret" and len(message) == 3:
-                return self.result(call, message[1], message[2])
+                return self.result(call, message[1], message[2]), None
         except UnreadableData as error:
-            return Raising(error)
+            return Raising(error), None
         raise SandboxFailure(f"the worker sent a message of unknown kind {kind!r}"[:200])
 
     def reply(self, deadline: float, started: float) -> list[Any]:
@@ -497,6 +644,15 @@ class Lent:
             except StopIteration:
                 return
             yield item
+
+
+def pipe_capacity(descriptor: int) -> int:
+    """How many bytes the pipe `descriptor` holds (a page, the least a pipe may hold, where
+    that cannot be asked)."""
+    try:
+        return fcntl.fcntl(descriptor, fcntl.F_GETPIPE_SZ)
+    except (OSError, AttributeError):
+        return 4096
 
 
 def update_in_place(original: Any, new: Any) -> None:

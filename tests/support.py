@@ -12,7 +12,7 @@ import importlib
 import math
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import ModuleType
@@ -197,6 +197,18 @@ def same_values(got: object, expected: object) -> bool:
         return bool(got == expected)
     except (TypeError, ValueError):  # an array-like compared with a tuple, for one
         return False
+
+
+def each_call(function: Callable[..., Any], cases: Iterable[tuple[Any, ...]]) -> Iterator[Any]:
+    """What `function(*case)` returns for each of `cases`, in turn (raising where a call
+    raises). When grading, the judge sends a submission's calls to its worker many at a
+    time, which costs far less than one at a time:
+
+        for (offset, shape), index in zip(cases, each_call(offset_to_index, cases)):
+            ...
+    """
+    each = getattr(function, "each", None)
+    return each(cases) if each is not None else (function(*case) for case in cases)
 
 
 def expect(what: str, got: object, expected: object, rule: str = "") -> None:

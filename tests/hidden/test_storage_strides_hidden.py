@@ -14,7 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from tenxor.storage import round_to_bfloat16
 from tenxor.strides import Layout, index_to_offset, is_contiguous, next_index, offset_to_index
-from tests.support import Mismatch, expect, layouts, numpy_view
+from tests.support import Mismatch, each_call, expect, layouts, numpy_view
 from tests.test_storage import NAN_STAYS, ROUNDING, Bits, pattern_of
 from tests.test_strides import ODOMETER, OFFSET_RULE, UNRAVEL, contiguity_rule
 
@@ -33,7 +33,8 @@ def test_round_to_bfloat16_for_every_sign_and_exponent():
     with np.errstate(invalid="ignore"):
         expected = bits.view(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
     nan = np.isnan(bits.view(np.float32))
-    result = np.array([round_to_bfloat16(int(b)) for b in bits.tolist()], dtype=np.int64)
+    calls = [(b,) for b in bits.tolist()]
+    result = np.array(list(each_call(round_to_bfloat16, calls)), dtype=np.int64)
     outside = np.flatnonzero((result < 0) | (result >= 2**16))
     if outside.size:
         i = outside[0]
@@ -60,9 +61,9 @@ def test_index_to_offset_of_5d_layouts_with_large_strides(layout_and_size):
     index's offset is the value NumPy's view holds over 0, 1, 2, ..."""
     layout, size = layout_and_size
     view = numpy_view(np.arange(size, dtype=np.int64), layout)
-    for index in np.ndindex(layout.shape):
-        what = f"offset of index {index} in {layout}"
-        expect(what, index_to_offset(index, layout), int(view[index]), OFFSET_RULE)
+    calls = [(index, layout) for index in np.ndindex(layout.shape)]
+    for (index, _), offset in zip(calls, each_call(index_to_offset, calls), strict=True):
+        expect(f"offset of index {index} in {layout}", offset, int(view[index]), OFFSET_RULE)
 
 
 @pytest.mark.exercise("2.4")
@@ -72,9 +73,10 @@ def test_offset_to_index_of_every_offset_of_5d_shapes(shape):
     """Every offset of a 5-d shape (size-1 dims included) gives np.unravel_index's index."""
     total = int(np.prod(shape))
     expected = list(zip(*(i.tolist() for i in np.unravel_index(np.arange(total), shape))))
-    for offset, index in zip(range(total), expected):
-        what = f"index of offset {offset} in shape {shape}"
-        expect(what, offset_to_index(offset, shape), index, UNRAVEL)
+    calls = [(offset, shape) for offset in range(total)]
+    answers = each_call(offset_to_index, calls)
+    for (offset, _), index, got in zip(calls, expected, answers, strict=True):
+        expect(f"index of offset {offset} in shape {shape}", got, index, UNRAVEL)
 
 
 @pytest.mark.exercise("2.5")
@@ -84,8 +86,10 @@ def test_next_index_over_5d_shapes_with_size_1_dims(shape):
     """Over 5-d shapes full of size-1 dims, the odometer from the zero index visits exactly
     np.ndindex(shape) in order, each step is the next index, and the last step is None."""
     order = list(np.ndindex(shape))
-    for here, there in zip(order, order[1:] + [None]):
-        expect(f"the index after {here} in shape {shape}", next_index(here, shape), there, ODOMETER)
+    calls = [(here, shape) for here in order]
+    answers = each_call(next_index, calls)
+    for here, there, got in zip(order, order[1:] + [None], answers, strict=True):
+        expect(f"the index after {here} in shape {shape}", got, there, ODOMETER)
     index, visited = (0,) * 5, []
     while index is not None and len(visited) <= len(order):
         visited.append(index)
@@ -109,7 +113,7 @@ def test_is_contiguous_of_every_small_layout():
     buffer = np.arange(100)
     families = [(range(0, 3), range(-3, 4), ndim) for ndim in range(4)]
     families.append((range(1, 3), range(-2, 3), 4))
-    checked = 0
+    calls, expected = [], []
     for sizes, strides_range, ndim in families:
         for shape in itertools.product(sizes, repeat=ndim):
             for strides in itertools.product(strides_range, repeat=ndim):
@@ -121,8 +125,8 @@ def test_is_contiguous_of_every_small_layout():
                     strides=tuple(8 * s for s in strides),
                     writeable=False,
                 )
-                expected = view.flags["C_CONTIGUOUS"]
-                what = f"is_contiguous of {layout}"
-                expect(what, is_contiguous(layout), expected, contiguity_rule(shape))
-                checked += 1
-    assert checked > 10_000
+                calls.append((layout,))
+                expected.append(view.flags["C_CONTIGUOUS"])
+    for (layout,), due, got in zip(calls, expected, each_call(is_contiguous, calls), strict=True):
+        expect(f"is_contiguous of {layout}", got, due, contiguity_rule(layout.shape))
+    assert len(calls) > 10_000
