@@ -258,7 +258,7 @@ def test_a_batch_graded_as_a_slurm_job_array_and_merged_equals_one_run(
     options = [*AS_LIMITS, "--course", str(course)]
     with one_node_cluster(tmp_path / "slurm") as environment:
         environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
-        done = subprocess.run(["sbatch", "--wait", "grade.sh", *options], cwd=work,
+        done = subprocess.run(["sbatch", "--wait", "grade.sh", *options], cwd=work, timeout=900,
                               env=environment, capture_output=True, text=True)  # fmt: skip
     logs = "\n".join(f"--- {log.name}\n{log.read_text()}" for log in sorted(work.glob("*.log")))
     assert done.returncode == 0, (
