@@ -9,7 +9,6 @@ import io
 import json
 import re
 import shutil
-import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -256,10 +255,10 @@ def test_a_batch_graded_as_a_slurm_job_array_and_merged_equals_one_run(
     (work / "subs").symlink_to(course.parent / "submissions", target_is_directory=True)
     (work / "grade.sh").write_text(job_script())
     options = [*AS_LIMITS, "--course", str(course)]
-    with one_node_cluster(tmp_path / "slurm") as environment:
-        environment["PATH"] = f"{Path(sys.executable).parent}:{environment['PATH']}"
-        done = subprocess.run(["sbatch", "--wait", "grade.sh", *options], cwd=work, timeout=900,
-                              env=environment, capture_output=True, text=True)  # fmt: skip
+    with one_node_cluster() as cluster:
+        path = f"{Path(sys.executable).parent}:{cluster.environment['PATH']}"
+        environment = {**cluster.environment, "PATH": path}  # where tenxor-instructor is
+        done = cluster.sbatch_wait(["grade.sh", *options], work, environment)
     logs = "\n".join(f"--- {log.name}\n{log.read_text()}" for log in sorted(work.glob("*.log")))
     assert done.returncode == 0, (
         f"sbatch --wait grade.sh exited {done.returncode}: {done.stderr}{logs}"
