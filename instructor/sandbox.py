@@ -385,7 +385,7 @@ class Sandbox:
     ) -> Iterator[Any]:
         """`module.name(*case)` of the submission for each of `cases`, in turn: what each
         call returned, or Raising. The calls go to the worker a window at a time (as many as
-        WINDOW_BYTES of messages hold), which it answers ahead of the caller; every limit
+        its command pipe holds, at most WINDOW_BYTES), answered ahead of the caller; every limit
         still holds per call, and a call is charged what it costs (a strike, the start of the
         worker that replaces one it stopped) only once the caller comes to its answer, as
         if each call had been made when the caller asked for it."""
