@@ -288,26 +288,36 @@ class Sandbox:
         return self.accounts.setdefault(exercise, Account())
 
     def refuse(self, exercise: str, cpu: float | None = None, wall: float | None = None) -> None:
-        """Fail at once when the exercise has used up what it may use (`cpu` and `wall`: what
-        it had spent at some earlier moment, if not now)."""
+        """Fail at once when the exercise has used up what it may use (see used_up)."""
+        problem = self.used_up(exercise, cpu, wall)
+        if problem is not None:
+            raise problem
+
+    def used_up(
+        self, exercise: str, cpu: float | None = None, wall: float | None = None
+    ) -> LimitReached | None:
+        """The error that refuses the exercise's next call, if it has used up what it may
+        use: its strikes, or its budgets (`cpu` and `wall`: what it had spent at some
+        earlier moment, if not now)."""
         account, limits = self.account(exercise), self.limits
         cpu = account.cpu if cpu is None else cpu
         wall = account.wall if wall is None else wall
         if len(account.strikes) >= limits.strikes:
-            raise LimitReached(
+            return LimitReached(
                 f"not run: calls of exercise {exercise} crashed or hung the worker "
                 f"{len(account.strikes)} times ({account.strikes[-1]})"
             )
         if cpu > limits.exercise_cpu_seconds:
-            raise LimitReached(
+            return LimitReached(
                 f"not run: exercise {exercise} used up its {limits.exercise_cpu_seconds:g} s "
                 "of CPU time"
             )
         if wall > limits.exercise_wall_seconds:
-            raise LimitReached(
+            return LimitReached(
                 f"not run: exercise {exercise} used up its {limits.exercise_wall_seconds:g} s "
                 "by the clock (its calls and the starts of the workers they needed)"
             )
+        return None
 
     def call(
         self,
@@ -403,7 +413,8 @@ class Sandbox:
                 if strike is not None:
                     account.strikes.append(strike)
                 if type(answer) is Ended:
-                    self.owed = exercise if strike is not None else self.owed
+                    if strike is not None:  # it stopped the worker: the next start is its
+                        self.owed = exercise
                     raise answer.error
                 yield answer
 
@@ -450,10 +461,10 @@ class Sandbox:
                 self.charge(account)
                 wall = account.wall + time.monotonic() - begun
                 answers.append((answer, strike, (account.cpu, wall)))
-                spent = self.spent_budget(exercise, account.cpu, wall)
-                if spent is not None and len(answers) < len(window):
+                problem = self.used_up(exercise, account.cpu, wall)
+                if problem is not None and len(answers) < len(window):
                     self.stop()
-                    answers.append((Ended(spent), None, (account.cpu, wall)))
+                    answers.append((Ended(problem), None, (account.cpu, wall)))
                     break
         except BaseException as error:  # the worker is stopped at this call
             self.charge(account, now=True)
@@ -467,15 +478,6 @@ class Sandbox:
             account.wall += time.monotonic() - begun
             self.functions.clear()
         return answers
-
-    def spent_budget(self, exercise: str, cpu: float, wall: float) -> LimitReached | None:
-        """The error that refuses the exercise's next call, given what it has spent, if it
-        has used up its budgets."""
-        try:
-            self.refuse(exercise, cpu, wall)
-        except LimitReached as error:
-            return error
-        return None
 
     def restart(self, caller: Account) -> None:
         """Start a new worker for a call of `caller`'s exercise. Its start-up (the clock's

@@ -24,8 +24,8 @@ from tenxor.course.catalog import EXERCISE_FILES
 
 EXERCISE_MODULES = EXERCISE_FILES  # what is taken from a submission: these files
 MAX_MODULE_BYTES = 1_000_000
-# The work of grading any submission, in bytes of code beyond the stubs (see work_of): about
-# what grading a complete one costs beyond a stubbed one, a fifth of it.
+# The work every submission costs, whatever it holds, in the unit of work_of (bytes of code
+# beyond the stubs): about a fifth of what a complete submission weighs beyond them.
 STUDENT_WORK = 4_000
 # One compile at a time in this process: students are taken in threads, and CPython 3.11
 # keeps the AST's recursion depth in state its threads share (two compiles at once end one
