@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import pickle
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +52,19 @@ class Example:
     draws: list[Any] = field(default_factory=list)
     data: tuple[str, ...] = ()  # the arguments that are st.data()
     ended: str = "passed"
+    packed: bytes | None = None  # the arguments and draws pickled, once copied for a replay
+
+    def fresh(self) -> tuple[dict[str, Any], list[Any]]:
+        """A copy of the arguments and the draws for one replay, shared with no other: one
+        pickle.loads of what the first copy pickled (deepcopy for what pickle cannot hold)."""
+        if self.packed is None:
+            try:
+                self.packed = pickle.dumps((self.arguments, self.draws), pickle.HIGHEST_PROTOCOL)
+            except (pickle.PicklingError, TypeError, AttributeError):
+                self.packed = b""
+        if self.packed:
+            return pickle.loads(self.packed)  # noqa: S301 - pickled above, by this process
+        return copy.deepcopy((self.arguments, self.draws))
 
 
 class RecordingData:
@@ -66,14 +80,14 @@ class RecordingData:
 
 
 class ReplayedData:
-    """A stand-in for `data` that hands out a recorded example's values, in order."""
+    """A stand-in for `data` that hands out a copy of a recorded example's values, in order."""
 
     def __init__(self, draws: list[Any]) -> None:
         self.values = iter(draws)
 
     def draw(self, strategy: Any, label: Any = None) -> Any:
         try:
-            return copy.deepcopy(next(self.values))
+            return next(self.values)
         except StopIteration:
             raise DrawnOut("the test drew more than the recorded example holds") from None
 
@@ -128,9 +142,10 @@ def replayed(test: Any, fixtures: dict[str, Any], examples: list[Example]) -> Ba
     on every one (or was rejected where the recording was), else what it raised first."""
     body = test.hypothesis.inner_test
     for example in examples:
-        arguments = {**fixtures, **copy.deepcopy(example.arguments)}
+        drawn, draws = example.fresh()
+        arguments = {**fixtures, **drawn}
         for name in example.data:
-            arguments[name] = ReplayedData(example.draws)
+            arguments[name] = ReplayedData(draws)
         error = ended_with(body, arguments)
         if error is None:
             continue

@@ -418,11 +418,17 @@ def at_most_examples(limit: int) -> settings:
 
 def loaded_tenxor_modules() -> list[ModuleType]:
     """Every module of the tenxor package imported so far, the package itself included."""
-    return [
-        module
-        for name, module in list(sys.modules.items())
-        if name.partition(".")[0] == "tenxor" and module is not None
-    ]
+    if LOADED["count"] != len(sys.modules):  # modules are only added while tests run
+        LOADED["modules"] = [
+            module
+            for name, module in list(sys.modules.items())
+            if name.partition(".")[0] == "tenxor" and module is not None
+        ]
+        LOADED["count"] = len(sys.modules)
+    return LOADED["modules"]
+
+
+LOADED: dict[str, Any] = {"count": -1, "modules": []}  # what loaded_tenxor_modules last found
 
 
 @contextmanager

@@ -23,6 +23,7 @@ from tests.support import (
     Case,
     Mismatch,
     cases,
+    each_call,
     expect,
     layouts,
     make_tensor,
@@ -246,8 +247,8 @@ def test_index_to_offset_matches_numpy_view(layout_and_size):
     any strides (negative, zero, gaps), any storage offset, 0-d and size-1 dims."""
     layout, size = layout_and_size
     view = numpy_view(np.arange(size), layout)
-    for index in np.ndindex(layout.shape):
-        got = index_to_offset(index, layout)
+    calls = [(index, layout) for index in np.ndindex(layout.shape)]
+    for (index, _), got in zip(calls, each_call(index_to_offset, calls), strict=True):
         expect(f"offset of index {index}", got, int(view[index]), OFFSET_RULE)
 
 
@@ -392,13 +393,14 @@ def is_index_of(index: object, shape: tuple[int, ...]) -> bool:
 
 
 def expect_walk(shape: tuple[int, ...]) -> None:
-    """From the zero index, next_index steps through np.ndindex(shape) and then gives None;
-    otherwise the failure names the step that went wrong: the index next_index was given, what
-    it returned and what was due (an error it raises shows what was due, too). A result that
-    is not an index of the shape ends the walk there, before it is handed back."""
+    """Each index of np.ndindex(shape) steps to the one after it, and the last to None (so the
+    walk from the zero index visits them all in order); otherwise the failure names the first
+    step that went wrong: the index next_index was given, what it returned and what was due
+    (an error it raises shows what was due, too)."""
     order = list(np.ndindex(shape))
+    answers = each_call(next_index, [(here, shape) for here in order])
     for here, expected in zip(order, order[1:] + [None]):
-        got = next_index(here, shape)
+        got = next(answers)
         if same_values(got, expected):
             continue
         rule = ODOMETER

@@ -14,7 +14,7 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import tenxor
-from tenxor.reductions import combine_fold_values, reduce_values
+from tenxor.reductions import combine_fold_values, first_largest_position, reduce_values
 from tenxor.strides import Layout
 from tests.support import (
     Case,
@@ -25,6 +25,7 @@ from tests.support import (
     cases,
     compact,
     contiguous_case,
+    each_call,
     expect,
     masked_softmax_reference,
     raises_naming,
@@ -294,6 +295,7 @@ def test_tensor_combine_fold_of_bools_with_any_and_all(drawn, fold):
 
 
 SUM_RULE = "np.sum over the dims, in row-major order of the kept dims"
+SIZE_RULE = "fold is called once per group, with the whole group"
 
 
 @pytest.mark.exercise("5.1")
@@ -304,6 +306,7 @@ def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
     """Every non-empty set of dims (given in reverse, as negative dims), keepdim or not: the
     sum and the group size match NumPy, and each group holds NumPy's elements."""
     data = case.buffer.tolist()
+    calls, checks = [], []  # each call of reduce_values, and its checks: (what, part, due, rule)
     for count in range(1, 5):
         for subset in itertools.combinations(range(4), count):
             dims = tuple(d - 4 for d in reversed(subset))
@@ -316,17 +319,26 @@ def test_reduce_values_over_every_subset_of_dims_of_a_4d_layout(case):
             for keepdim in (False, True):
                 over = f"over dims {dims}, keepdim={keepdim}"
                 expected = np.sum(case.array, axis=dims, keepdims=keepdim)
-                shape, values = reduce_values(sum, data, case.layout, dims, keepdim)
-                expect(f"shape of the sum {over}", shape, expected.shape, shape_rule(keepdim))
-                expect(f"values of the sum {over}", values, expected.ravel().tolist(), SUM_RULE)
                 counts = np.sum(np.ones_like(case.array), axis=dims, keepdims=keepdim)
-                sizes = reduce_values(len, data, case.layout, dims, keepdim)[1]
-                rule = "fold is called once per group, with the whole group"
-                expect(f"group sizes len returned {over}", sizes, counts.ravel().tolist(), rule)
-                _, found = reduce_values(sorted, data, case.layout, dims, keepdim)
-                due = [sorted(group) for group in groups.tolist()]
-                rule = "one group per kept index, in row-major order of the kept dims"
-                expect(f"what fold=sorted returned {over}", found, due, rule)
+                calls += [(fold, data, case.layout, dims, keepdim) for fold in (sum, len, sorted)]
+                checks += [
+                    [
+                        (f"shape of the sum {over}", 0, expected.shape, shape_rule(keepdim)),
+                        (f"values of the sum {over}", 1, expected.ravel().tolist(), SUM_RULE),
+                    ],
+                    [(f"group sizes len returned {over}", 1, counts.ravel().tolist(), SIZE_RULE)],
+                    [
+                        (
+                            f"what fold=sorted returned {over}",
+                            1,
+                            [sorted(group) for group in groups.tolist()],
+                            "one group per kept index, in row-major order of the kept dims",
+                        )
+                    ],
+                ]
+    for answer, expectations in zip(each_call(reduce_values, calls), checks, strict=True):
+        for what, part, due, rule in expectations:
+            expect(what, answer[part], due, rule)
 
 
 @pytest.mark.exercise("5.7")
@@ -361,23 +373,20 @@ def test_masked_softmax_of_4d_layouts_with_broadcast_masks(data):
 
 
 @pytest.mark.exercise("5.3")
-@given(cases(min_dims=5, max_dims=5, kind="int"), st.booleans())
-@example(int_case((2, 3, 1, 2, 2), (1, 2, 5, -6, 12), offset=6), False)
-def test_argmax_over_each_dim_of_5d_layouts_with_many_ties(case, keepdim):
-    """Values 0..2 only, so most groups have tied maxima: the first one, as np.argmax."""
-    ties = Case(case.buffer % 3, case.layout)
-    t = ties.tensor()
-    for dim in [None, *range(-5, 5)]:
-        try:
-            expected = np.asarray(np.argmax(ties.array, axis=dim, keepdims=keepdim))
-        except ValueError:
-            expected = None  # checked below, outside the handler: NumPy's error is no finding
-        if expected is None:
-            call = f"t.argmax({dim}, {keepdim}) of shape {ties.layout.shape}"
-            rule = f"{call}: a group with no elements has no argmax, as in NumPy"
-            with raises_naming(ValueError, rule=rule):
-                t.argmax(dim, keepdim)
-            continue
-        what = f"t.argmax({dim}, {keepdim}) of values 0 .. 2"
-        rule = "the first of tied maxima, as np.argmax; dim None gives a flat index"
-        assert_same(t.argmax(dim, keepdim), expected, what=what, rule=rule)
+@given(cases(min_dims=5, max_dims=5, kind="int"))
+@example(int_case((2, 3, 1, 2, 2), (1, 2, 5, -6, 12), offset=6))
+def test_first_largest_position_of_every_group_of_5d_layouts_with_many_ties(case):
+    """Values 0..2 only, so most groups have tied maxima: each group that argmax folds, along
+    each dim of a 5-d layout and over all of it, gives the first of them, as np.argmax."""
+    ties = case.array % 3
+    groups = [(None, ties.ravel())] if ties.size else []  # (the dim argmax folds, a group)
+    for dim in range(5):
+        if ties.shape[dim] > 0:
+            rows = np.moveaxis(ties, dim, -1).reshape(-1, ties.shape[dim])
+            groups += [(dim, row) for row in rows]
+    calls = [(row.tolist(),) for _, row in groups]
+    answers = each_call(first_largest_position, calls)
+    for (dim, row), (group,) in zip(groups, calls, strict=True):
+        expected = int(np.argmax(row))
+        what = f"first_largest_position({group}), a group of t.argmax({dim}), t of {ties.shape}"
+        expect(what, next(answers), expected, "the first of tied maxima, as np.argmax")
