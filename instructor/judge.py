@@ -4,7 +4,10 @@ Loaded with `-p instructor.judge` in the judges' tree, which holds the instructo
 reference solutions (readable by the judges alone), with a sandbox configuration for each
 submission it grades (a JSON list) in the TENXOR_SANDBOX variable. Several submissions are
 graded in turn, each with workers of its own, by one process: it collects the tests once,
-and draws each property test's examples once (instructor.replay). Before any test is
+and draws each property test's examples once (instructor.replay), or takes them from the
+files the batch's recorders wrote (TENXOR_RECORDED). A recorder is a judge without
+submissions (TENXOR_RECORD): it draws the examples of its share of the property tests with
+the reference solutions and pickles them for the judges of its batch. Before any test is
 collected, every exercise function, wherever the package holds it, becomes a proxy. During a
 test of exercise X, X's proxy calls the submission's function in the sandbox worker
 (instructor.sandbox), and every other exercise's proxy calls the instructor's reference: so
@@ -30,11 +33,13 @@ blame with `check_imports`, which tries packages in workers the same way.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import importlib
 import json
 import os
+import pickle
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -68,6 +73,9 @@ GRADED: list[Path] = []  # the file each submission's end makes, once its report
 # reference solutions run every property test to record its examples (instructor.replay).
 GRADING: dict[str, int | None] = {"submission": 0}
 EXAMPLES: dict[str, list[Example]] = {}  # test -> the examples recorded for it
+EXAMPLE_FILES: list[Path] = []  # where the batch's recorders left examples (TENXOR_RECORDED)
+# In a recorder: the file to write, its share of the property tests and how many shares.
+RECORDER: dict[str, Any] = {}
 PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
 # The exercise whose test is running (only its function's calls go to the worker), and
 # whether the test is hidden (a worker serves public tests or hidden ones, never both).
@@ -180,14 +188,21 @@ def pytest_configure(config: pytest.Config) -> None:
     if not settings:
         raise pytest.UsageError("the judge needs its sandbox configurations in TENXOR_SANDBOX")
     configs = [SandboxConfig.from_json(text) for text in json.loads(settings)]
-    IMPORT_PROBLEMS[:] = [Path(path) for path in json.loads(os.environ["TENXOR_IMPORT_PROBLEM"])]
-    GRADED[:] = [Path(path) for path in json.loads(os.environ["TENXOR_GRADED"])]
-    if not configs or not len(configs) == len(IMPORT_PROBLEMS) == len(GRADED):
-        raise pytest.UsageError("the judge needs an import problem and a graded file each")
+    if not configs:
+        raise pytest.UsageError("the judge needs a sandbox configuration")
     sandbox_config = CONFIG = configs[0]
     tree = Path(sandbox_config.tree).resolve()
     if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(tree):
         raise pytest.UsageError(f"the judge must import tenxor from its tree {tree}")
+    if os.environ.get("TENXOR_RECORD"):  # a recorder: no submission, no worker
+        RECORDER.update(json.loads(os.environ["TENXOR_RECORD"]))
+        PROXIES.update(install())
+        return
+    IMPORT_PROBLEMS[:] = [Path(path) for path in json.loads(os.environ["TENXOR_IMPORT_PROBLEM"])]
+    GRADED[:] = [Path(path) for path in json.loads(os.environ["TENXOR_GRADED"])]
+    if not len(configs) == len(IMPORT_PROBLEMS) == len(GRADED):
+        raise pytest.UsageError("the judge needs an import problem and a graded file each")
+    EXAMPLE_FILES[:] = [Path(path) for path in json.loads(os.environ["TENXOR_RECORDED"])]
     workerinput = getattr(config, "workerinput", None)  # set in an xdist worker: gw0, gw1, ...
     if (workerinput or getattr(config.option, "numprocesses", None)) and len(configs) > 1:
         raise pytest.UsageError("a judge of several submissions runs in one process")
@@ -205,12 +220,17 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtestloop(session: pytest.Session) -> bool | None:
     """Give up root before the first test (in an xdist controller too: its workers are up).
-    One submission: pytest's own loop runs its tests. Several: the reference solutions run
-    the property tests once, recording their examples, then each submission's tests run in
-    turn, the property tests on the recorded examples (instructor.replay)."""
+    A recorder records its share of the examples, and ends. One submission with no
+    recorded examples: pytest's own loop runs its tests. Otherwise the property tests' examples
+    are taken from the recorders' files, or recorded here (the reference solutions run the
+    property tests once), then each submission's tests run in turn, the property tests on
+    the recorded examples (instructor.replay)."""
     if CONFIG is not None:
         give_up_root(CONFIG)
-    if len(SANDBOXES) == 1:
+    if RECORDER:
+        record_share(session, RECORDER["share"], RECORDER["shares"], Path(RECORDER["file"]))
+        return True
+    if len(SANDBOXES) == 1 and not EXAMPLE_FILES:
         begin(0)
         return None
     if not SANDBOXES:
@@ -218,13 +238,45 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     if session.testsfailed and not session.config.option.continue_on_collection_errors:
         raise session.Interrupted(f"{session.testsfailed} errors during collection")
     GRADING["submission"] = None
-    run_items(session, [item for item in session.items if is_property_test(function_of(item))])
+    if not examples_loaded(EXAMPLE_FILES):
+        run_items(session, property_tests(session))
     for index, sandbox in enumerate(SANDBOXES):
         begin(index)
         run_items(session, session.items)
         sandbox.close()
         GRADED[index].touch()  # its reports are all in the log: grading may write its results
     return True
+
+
+def property_tests(session: pytest.Session) -> list[pytest.Item]:
+    return [item for item in session.items if is_property_test(function_of(item))]
+
+
+def record_share(session: pytest.Session, share: int, shares: int, file: Path) -> None:
+    """Run every `shares`-th property test from the `share`-th with the reference solutions,
+    recording their examples, and pickle those that pickle into `file`."""
+    GRADING["submission"] = None
+    run_items(session, property_tests(session)[share::shares])
+    kept = {}
+    for test, examples in EXAMPLES.items():
+        with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError):
+            kept[test] = pickle.dumps(examples, pickle.HIGHEST_PROTOCOL)
+    file.write_bytes(pickle.dumps(kept, pickle.HIGHEST_PROTOCOL))
+
+
+def examples_loaded(files: list[Path]) -> bool:
+    """Take the examples the batch's recorders wrote into `files` (written by judges of this
+    batch, from the reference solutions: no submission ran where they were made); False,
+    and none taken, if a file cannot be read."""
+    examples = {}
+    try:
+        for file in files:
+            for test, pickled in pickle.loads(file.read_bytes()).items():  # noqa: S301
+                examples[test] = pickle.loads(pickled)  # noqa: S301
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return False
+    EXAMPLES.update(examples)
+    return bool(files)
 
 
 def begin(index: int) -> None:

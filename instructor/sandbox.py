@@ -63,6 +63,8 @@ READ_BYTES = 1 << 20
 # The calls Sandbox.each sends at once, in bytes of messages: well within what a pipe holds,
 # so that sending never waits on a worker that is itself waiting to send its answers.
 WINDOW_BYTES = 16 * 1024
+# The longest a batch of calls (Sandbox.batch) may take by the clock before it is cut short.
+BATCH_SECONDS = 2.0
 
 
 class SandboxFailure(Exception):
@@ -132,6 +134,7 @@ class Sandbox:
         self.counted = self.read_at = 0.0  # the CPU time charged so far, and when read
         self.broken: str | None = None  # why the submission does not import, once known
         self.window_bytes = 0  # the calls each() sends at once, in bytes
+        self.unbatched: set[str] = set()  # exercises whose calls no longer go in batches
 
     # -- the worker's life --------------------------------------------------------------------
 
@@ -406,7 +409,10 @@ class Sandbox:
             window = self.window(target, held, pending)
             if not window:
                 return
-            answers = self.answers(exercise, account, window)
+            answers = self.batch(exercise, account, window)
+            if answers is None:  # made one at a time, in a worker that is running
+                self.admit(exercise, account)
+                answers = self.answers(exercise, account, window)
             for number, (answer, strike, _) in enumerate(answers):
                 if number > 0:  # the budgets as they stood once the call before it ended
                     self.refuse(exercise, *answers[number - 1][2])
@@ -439,6 +445,67 @@ class Sandbox:
             if lends:
                 break
         return window
+
+    def batch(
+        self, exercise: str, account: Account, window: list[Any]
+    ) -> list[tuple[Any, str | None, Any]] | None:
+        """The answers to a window of calls (as answers() gives them) made in one batch: the
+        worker makes every call in turn and sends all their answers in one message, at a
+        fraction of the cost of a message each. A batch is taken only where making its calls
+        one at a time gives the same answers: it ended within BATCH_SECONDS by the clock and
+        one call's CPU time, no call of it crashed, hung or used up a limit, and the
+        exercise's budgets still hold once it is charged. Otherwise (None) its worker is
+        stopped, nobody is charged for it or for the next worker's start, and the exercise's
+        calls go one at a time from then on (a submission that keeps state from call to call
+        then starts its next calls from none)."""
+        if self.functions or exercise in self.unbatched or len(window) < 2:
+            return None
+        self.charge(account, now=True)
+        begun, cpu = time.monotonic(), self.counted
+        payload = b'["batch",[' + b",".join(data[HEADER:] for _, data in window) + b"]]"
+        self.depth = 1
+        try:
+            self.send_bytes(len(payload).to_bytes(HEADER, "big") + payload)
+            answers = self.batch_answers(window, self.receive(begun + BATCH_SECONDS, None))
+        except SandboxFailure:
+            answers = None
+        except BaseException:  # interrupted while the worker was at it: grading is ending
+            self.stop()
+            raise
+        finally:
+            self.depth = 0
+        used = self.meter.cpu_seconds() - cpu if self.meter is not None else 0.0
+        took, limits = time.monotonic() - begun, self.limits
+        if (
+            answers is not None
+            and used <= limits.call_cpu_seconds
+            and account.cpu + used <= limits.exercise_cpu_seconds
+            and account.wall + took <= limits.exercise_wall_seconds
+        ):
+            account.cpu, account.wall = account.cpu + used, account.wall + took
+            self.counted, self.read_at = cpu + used, time.monotonic()
+            return [(answer, None, (account.cpu, account.wall)) for answer in answers]
+        self.stop()
+        self.unbatched.add(exercise)
+        return None
+
+    def batch_answers(self, window: list[Any], message: Any) -> list[Any] | None:
+        """What each call of a batch gave (its result, or Raising), from the worker's message;
+        None if the message is not a batch's answers, or a call of it cost a strike."""
+        if type(message) is not list or len(message) != 2 or message[0] != "batch":
+            return None
+        outcomes = message[1]
+        if type(outcomes) is not list or len(outcomes) != len(window):
+            return None
+        answers = []
+        for (call, _), outcome in zip(window, outcomes):
+            if type(outcome) is not list or not outcome:
+                return None
+            answer, strike = self.answer_of(call, outcome)
+            if strike is not None:
+                return None
+            answers.append(answer)
+        return answers
 
     def answers(
         self, exercise: str, account: Account, window: list[Any]

@@ -17,6 +17,9 @@ configuration and two pipes to the judge. In order:
 3. It answers calls, until its input closes:
        judge:  ["call", module, name, args, kwargs, stand-ins]
        worker: ["ret", value, changes]   or   ["raise", error]   or   ["limit", why]
+   or a batch of calls, each answered in turn, all answers in one message:
+       judge:  ["batch", [call, call, ...]]
+       worker: ["batch", [answer, answer, ...]]
    While it runs a call, it may call a function of the judge, ["cb", number, args, kwargs],
    and the judge may call it again before it answers: each side serves the other's calls
    while it waits. An iterator among a call back's arguments is lent ("I", its number): the
@@ -312,6 +315,14 @@ class Worker:
 
     def answer(self, message: list[Any]) -> None:
         """Run one call of the judge and send its outcome."""
+        self.channel.send(self.outcome_of(message))
+
+    def answer_batch(self, message: list[Any]) -> None:
+        """Run each call of a batch, in turn, and send all their outcomes in one message."""
+        self.channel.send(["batch", [self.outcome_of(call) for call in message[1]]])
+
+    def outcome_of(self, message: list[Any]) -> list[Any]:
+        """Run one call of the judge: its outcome, as the message that tells it."""
         _, module, name, args, kwargs, stand_ins = message
         call = Call()
         replaced: list[tuple[Any, str, Any]] = []
@@ -346,7 +357,7 @@ class Worker:
                 self.lent.clear()
             for owner, attribute, original in reversed(replaced):
                 setattr(owner, attribute, original)
-        self.channel.send(outcome)
+        return outcome
 
 
 def snapshot(value: Any) -> Any:
@@ -396,7 +407,11 @@ def main(settings_json: str) -> None:
         os._exit(1)
     channel.send(["imported", None])
     while True:
-        worker.answer(channel.receive())
+        message = channel.receive()
+        if message[0] == "batch":
+            worker.answer_batch(message)
+        else:
+            worker.answer(message)
 
 
 # How the launcher starts a worker, its settings (WorkerSettings) as its first argument:

@@ -46,6 +46,7 @@ from .intake import (
 from .judge_run import (
     Judges,
     JudgesStopped,
+    record_examples,
     reference_tests,
     run_judge,
     run_judges,
@@ -64,7 +65,7 @@ REPORT = "report.html"  # the student's own page, beside their results.json
 CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
 CANVAS = "canvas.csv"  # tenxor-instructor export's Canvas import, in the output folder
 OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, SHARD_RECORD, REPORT, CLASS_REPORT, CANVAS})
-GROUP_LARGEST = 16  # students one judge grades in turn (it draws the examples once for all)
+GROUP_LARGEST = 16  # students one judge grades in turn (collecting the tests once for all)
 PARTIAL = ".partial"  # ends the name of a file being written, until it takes its place
 
 
@@ -496,11 +497,17 @@ class Batch:
         alike: dict[tuple[str, ...], dict[str, Path]] = {}  # the same exercises to grade
         for student, folder in pending.items():
             alike.setdefault(tuple(self.stale[student]), {})[student] = folder
+        groups = [
+            (part_of(expected, stale), group)
+            for stale, students in alike.items()
+            for group in groups_of(students, lanes, GROUP_LARGEST)
+        ]
+        if len(groups) > 1:  # each judge would draw the examples of its tests again
+            record_examples(bench, part_of(expected, tuple({e for s in alike for e in s})))
         with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
             futures = [
-                pool.submit(grade_group, bench, group, part_of(expected, stale), keep, credit)
-                for stale, students in alike.items()
-                for group in groups_of(students, lanes, GROUP_LARGEST)
+                pool.submit(grade_group, bench, group, tests, keep, credit)
+                for tests, group in groups
             ]
             try:
                 for future in as_completed(futures):

@@ -46,6 +46,7 @@ class Bench:
     users: int  # the first of the worker users this grading claimed
     profile: str = "ci"  # the hypothesis profile of the tests (tests/conftest.py)
     slots: queue.Queue = field(default_factory=queue.Queue)
+    examples: list[Path] = field(default_factory=list)  # the batch's recorded examples
 
     @property
     def judge_tree(self) -> Path:

@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -155,19 +156,19 @@ def set_aside_broken(bench: Bench, assembly: Assembly, slot: int) -> None:
     assembly.set_aside(import_problems(bench, assembly.each_alone(), slot))
 
 
-def judge_options(
-    bench: Bench, files: list[str], selection: list[str], log: Path, submissions: int = 1
-) -> list:
+def judge_options(bench: Bench, expected: dict[str, str], log: Path, spread: bool = False) -> list:
     """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
-    pytest-timeout's limit per test, pytest-xdist's processes (for one submission), and the
-    tests to run. Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading
-    off)."""
+    pytest-timeout's limit per test, pytest-xdist's processes (when the tests of one
+    submission are `spread` over the bench's judges), and the tests of `expected` to run.
+    Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
+    selection = sorted(set(expected.values()), key=list(BY_ID).index)
+    files = sorted({test.split("::")[0] for test in expected})
     plugins = ["instructor.judge", "_hypothesis_pytestplugin", "pytest_timeout"]
     plugins += ["pytest_reportlog.plugin", "no:cacheprovider"]
     options = [option for plugin in plugins for option in ("-p", plugin)]
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
     options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
-    if bench.judges > 1 and submissions == 1:
+    if spread:
         options += ["-p", "xdist.plugin", "-n", str(bench.judges), "--dist", "load"]
         options.append("--max-worker-restart=0")  # a new worker would take a used slot
     return [*options, *files, *grading_options(selection)]
@@ -299,8 +300,6 @@ def run_judges(
     """Run the tests of `expected` in one judge, against each submission of `packages` in
     turn; for each, its run and whether its package imported (its first worker tells),
     each also handed to `graded` as soon as the judge is done with it."""
-    selection = sorted(set(expected.values()), key=list(BY_ID).index)
-    files = sorted({test.split("::")[0] for test in expected})
     started = time.monotonic()
     configs = [bench.config(package, slot) for package in packages]
     judge = os.geteuid() if configs[0].judge is None else configs[0].judge
@@ -308,7 +307,8 @@ def run_judges(
     with bench.judge_folder(slot) as folder:
         log, output_path = folder / "reports.jsonl", folder / "output.txt"
         command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
-        command += judge_options(bench, files, selection, log, len(packages))
+        spread = len(packages) == 1 and bench.judges > 1  # over pytest-xdist's processes
+        command += judge_options(bench, expected, log, spread)
         not_imported = [folder / f"does-not-import-{index}.txt" for index in range(len(packages))]
         ended = [folder / f"graded-{index}" for index in range(len(packages))]
 
@@ -333,6 +333,8 @@ def run_judges(
         settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": json.dumps([c.to_json() for c in configs])}
         settings["TENXOR_IMPORT_PROBLEM"] = json.dumps([str(path) for path in not_imported])
         settings["TENXOR_GRADED"] = json.dumps([str(path) for path in ended])
+        recorded = [] if spread else [str(path) for path in bench.examples]
+        settings.update(TENXOR_RECORDED=json.dumps(recorded), TENXOR_RECORD="")  # none inherited
         returncode = judged(
             command, bench.judge_tree, output_path, bench.profile, settings, hand_on_ended
         )
@@ -341,3 +343,52 @@ def run_judges(
             if index not in done:
                 hand_on(index, returncode)
     return [done[index] for index in range(len(packages))]
+
+
+def record_examples(bench: Bench, expected: dict[str, str]) -> list[Path]:
+    """Draw the examples of the property tests of `expected` once for the batch, with the
+    reference solutions: a recorder (a judge without submissions) on each of the bench's
+    slots draws a share of them, all at once. Their files, put where the judges (and no
+    worker) may read them, are the judges' examples (bench.examples); none if a recorder
+    failed, and each judge then draws the examples for itself."""
+    slots = [bench.slots.get() for _ in range(bench.slots.qsize())]
+    try:
+        with ThreadPoolExecutor(max_workers=len(slots)) as pool:
+            futures = [
+                pool.submit(record_share, bench, expected, slot, share, len(slots))
+                for share, slot in enumerate(slots)
+            ]
+            try:
+                files = [future.result() for future in futures]
+            except BaseException:  # interrupted: end the recorders at work
+                Judges.stop_all()
+                raise
+    finally:
+        for slot in slots:
+            bench.slots.put(slot)
+    bench.examples = [] if None in files else files
+    return bench.examples
+
+
+def record_share(
+    bench: Bench, expected: dict[str, str], slot: int, share: int, shares: int
+) -> Path | None:
+    """Run the recorder of one share of the examples in `slot`; the file it wrote, moved
+    to the bench's scratch folder (None if it wrote none)."""
+    with bench.judge_folder(slot) as folder:
+        written = folder / "examples.pickle"
+        command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
+        command += judge_options(bench, expected, folder / "reports.jsonl")
+        settings = {
+            **JUDGE_SETTINGS,
+            "TENXOR_SANDBOX": json.dumps([bench.config(Path(), slot).to_json()]),
+        }
+        settings["TENXOR_RECORD"] = json.dumps(
+            {"file": str(written), "share": share, "shares": shares}
+        )
+        judged(command, bench.judge_tree, folder / "output.txt", bench.profile, settings)
+        if not written.is_file():
+            return None
+        examples = bench.scratch / f"examples-{share}.pickle"
+        examples.write_bytes(written.read_bytes())
+        return examples

@@ -51,14 +51,14 @@ def grid_text(array: np.ndarray) -> str:
     return "\n".join(lines)
 
 
-def expect_lines(what: str, text: object, expected: str, rule: str) -> None:
-    """`text` is `expected`; otherwise the failure shows the first line that differs (a grid
-    of 5 to 7 dims is too long to show whole)."""
-    if text == expected:
+def expect_lines(what: str, shown_text: object, expected: str, rule: str) -> None:
+    """`shown_text` is `expected`; otherwise the failure shows the first line that differs (a
+    grid of 5 to 7 dims is too long to show whole)."""
+    if shown_text == expected:
         return
-    if not isinstance(text, str):
-        raise Mismatch(f"type of {what}", type(text).__name__, "str", rule)
-    got, due = text.split("\n"), expected.split("\n")
+    if not isinstance(shown_text, str):
+        raise Mismatch(f"type of {what}", type(shown_text).__name__, "str", rule)
+    got, due = shown_text.split("\n"), expected.split("\n")
     line = next((k for k, (a, b) in enumerate(zip(got, due)) if a != b), min(len(got), len(due)))
     missing = "(no such line)"
     got_line = got[line] if line < len(got) else missing

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -133,46 +134,70 @@ def numpy_views_except(exercise_id: str) -> Iterator[None]:
         yield
 
 
-Step = tuple[str, Callable[[Any], Any], Callable[[np.ndarray], np.ndarray]]
+# What each view operation is in NumPy, given the array and the step's arguments.
+NUMPY_VIEWS: dict[str, Callable[..., np.ndarray]] = {
+    "squeeze": lambda a, dim: np.squeeze(a, axis=dim),
+    "unsqueeze": np.expand_dims,
+    "permute": np.transpose,
+    "T": lambda a: a.T,
+    "transpose": np.swapaxes,
+    "movedim": np.moveaxis,
+    "index": numpy_index,
+    "view": lambda a, shape: np.reshape(a, shape, copy=False),
+}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One view operation: the Tenxor method (or indexing) and its arguments."""
+
+    name: str  # a key of NUMPY_VIEWS
+    args: tuple[Any, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The step as code: `[key]` for indexing, else the method call after its dot."""
+        if self.name == "index":
+            return f"[{self.args[0]!r}]"
+        if self.name == "T":
+            return "T"
+        if self.name in ("permute", "view"):  # one tuple, shown as the arguments
+            return f"{self.name}{self.args[0]}"
+        return f"{self.name}({', '.join(str(a) for a in self.args if a is not None)})"
+
+    def on_tensor(self, t: Any) -> Any:
+        if self.name == "index":
+            return t[self.args[0]]
+        if self.name == "T":
+            return t.T
+        arguments = () if self.args == (None,) else self.args
+        return getattr(t, self.name)(*arguments)
+
+    def on_array(self, array: np.ndarray) -> np.ndarray:
+        return NUMPY_VIEWS[self.name](array, *self.args)
 
 
 @st.composite
 def view_steps(draw: st.DrawFn, kind: str, array: np.ndarray) -> Step:
-    """One view operation of exercise `kind` that NumPy can apply to `array` as a view: a
-    label, the Tenxor call and the NumPy call."""
+    """One view operation of exercise `kind` that NumPy can apply to `array` as a view."""
     shape, ndim = array.shape, array.ndim
     if kind == "3.2":
-        dim = draw(squeeze_dims(shape))
-        return (
-            f"squeeze({dim})",
-            lambda t: t.squeeze() if dim is None else t.squeeze(dim),
-            lambda a: np.squeeze(a, axis=dim),
-        )
+        return Step("squeeze", (draw(squeeze_dims(shape)),))
     if kind == "3.3":
-        dim = draw(st.integers(-ndim - 1, ndim))
-        return f"unsqueeze({dim})", lambda t: t.unsqueeze(dim), lambda a: np.expand_dims(a, dim)
+        return Step("unsqueeze", (draw(st.integers(-ndim - 1, ndim)),))
     if kind == "3.4":
         how = draw(st.sampled_from(["permute", "T"] + (["transpose", "movedim"] if ndim else [])))
         if how == "permute":
-            dims = tuple(draw(st.permutations(range(ndim))))
-            return f"permute{dims}", lambda t: t.permute(dims), lambda a: np.transpose(a, dims)
+            return Step("permute", (tuple(draw(st.permutations(range(ndim)))),))
         if how == "T":
-            return "T", lambda t: t.T, lambda a: a.T
-        a, b = draw(st.integers(-ndim, ndim - 1)), draw(st.integers(-ndim, ndim - 1))
-        if how == "transpose":
-            return f"transpose({a}, {b})", lambda t: t.transpose(a, b), lambda x: x.swapaxes(a, b)
-        return f"movedim({a}, {b})", lambda t: t.movedim(a, b), lambda x: np.moveaxis(x, a, b)
+            return Step("T")
+        return Step(how, (draw(st.integers(-ndim, ndim - 1)), draw(st.integers(-ndim, ndim - 1))))
     if kind == "3.5":
-        key = draw(index_keys(shape))
-        return f"[{key!r}]", lambda t: t[key], lambda a: numpy_index(a, key)
+        return Step("index", (draw(index_keys(shape)),))
     new_shape = draw(new_shapes(shape))
     if numpy_reshape_view(array, new_shape) is None:
         new_shape = shape + (1,)
-    return (
-        f"view{new_shape}",
-        lambda t: t.view(new_shape),
-        lambda a: np.reshape(a, new_shape, copy=False),
-    )
+    return Step("view", (new_shape,))
 
 
 @pytest.mark.parametrize(
@@ -192,10 +217,10 @@ def test_chains_of_five_views_match_numpy(exercise, case, data):
     result, chain = t, "t"
     with numpy_views_except(exercise):
         for kind in kinds:
-            label, on_tensor, on_array = data.draw(view_steps(kind, array), label=f"step {kind}")
-            note(f"{label} on shape {array.shape} with strides {result.strides}")
-            result, array = on_tensor(result), on_array(array)
-            chain += label if label.startswith("[") else f".{label}"
+            step = data.draw(view_steps(kind, array), label=f"step {kind}")
+            note(f"{step.label} on shape {array.shape} with strides {result.strides}")
+            result, array = step.on_tensor(result), step.on_array(array)
+            chain += step.label if step.name == "index" else f".{step.label}"
             what = f"shape of {chain}, t of shape {case.layout.shape}"
             expect(what, result.shape, array.shape, "the shape NumPy gives after the same steps")
     assert_view_matches(result, t, case, array, f"the view NumPy makes by {chain}")

@@ -405,8 +405,11 @@ for attempt in (lambda: os.kill(os.getppid(), signal.SIGKILL),
 FORGE_ANSWERS = """\
 import instructor.sandbox_worker as worker
 send = worker.Channel.send
+def four(data):
+    return ["ret", 4, []] if data and data[0] == "raise" else data
 def answer_four(self, data):
-    send(self, ["ret", 4, []] if data and data[0] == "raise" else data)
+    batch = data and data[0] == "batch"
+    send(self, ["batch", [four(each) for each in data[1]]] if batch else four(data))
 worker.Channel.send = answer_four
 """
 # The file a forged answer would make the judge write, if the judge ever ran what the worker
@@ -430,8 +433,11 @@ tags = itertools.cycle([
     ["F", 0],
 ])
 send = worker.Channel.send
+def tagged(data):
+    return ["ret", next(tags), []] if data and data[0] in ("ret", "raise") else data
 def forged(self, data):
-    send(self, ["ret", next(tags), []] if data and data[0] in ("ret", "raise") else data)
+    batch = data and data[0] == "batch"
+    send(self, ["batch", [tagged(each) for each in data[1]]] if batch else tagged(data))
 worker.Channel.send = forged
 """
 )

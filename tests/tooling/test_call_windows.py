@@ -67,6 +67,7 @@ def fresh(sandbox: Sandbox) -> Sandbox:
     """The sandbox with no exercise charged anything yet."""
     sandbox.accounts.clear()
     sandbox.owed = None
+    sandbox.unbatched.clear()
     return sandbox
 
 
@@ -112,6 +113,25 @@ def test_a_window_answers_as_single_calls_do_in_the_same_order(fresh: Sandbox):
     assert windowed[2999] == [2999, "answered"]
     assert fresh.window_bytes <= pipe_capacity(fresh.commands), "a window fits in the pipe"
     assert fresh.window_bytes < 3000 * 40, "so 3000 calls took several windows"
+
+
+def test_a_window_that_can_go_in_one_batch_does(fresh: Sandbox, monkeypatch):
+    """Quick calls, errors among them, answer in batches (a message for a whole window)
+    and never one at a time; a window with a call that crashes or hangs is cut short and its
+    calls are made one at a time, with the strike where one at a time puts it; so are the
+    exercise's calls after it."""
+    numbers = [n if n % 7 else -1 for n in range(1, 600)]
+    expected = described(one_at_a_time(fresh, numbers))
+    with monkeypatch.context() as patched:
+        patched.setattr(Sandbox, "answers", lambda *args: pytest.fail("a call went alone"))
+        assert described(in_windows(fresh, numbers)) == expected
+    assert not fresh.unbatched and fresh.account(EXERCISE).strikes == []
+    ended = {-2: ["SandboxFailure"], -3: ["LimitReached", [2, "answered"]]}  # crash, hang
+    for number, after in ended.items():
+        fresh.accounts.clear(), fresh.unbatched.clear()
+        assert described(in_windows(fresh, [1, number, 2])) == [[1, "answered"], *after]
+        assert fresh.unbatched == {EXERCISE} and len(fresh.account(EXERCISE).strikes) == 1
+        assert described(in_windows(fresh, [3, 4])) == [[3, "answered"], [4, "answered"]]
 
 
 def test_an_error_of_one_call_is_its_answer_and_the_calls_after_it_still_answer(fresh):

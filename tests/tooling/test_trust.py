@@ -5,6 +5,7 @@ calls or compares runs the instructor's reference in the judge."""
 from __future__ import annotations
 
 import os
+import pickle
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from instructor.grading.bench import Bench, bench_for
 from instructor.grading.intake import assemble
-from instructor.grading.judge_run import reference_tests, run_judge, run_judges
+from instructor.grading.judge_run import record_examples, reference_tests, run_judge, run_judges
 from instructor.launcher import SandboxLimits
 from instructor.protections import SandboxMode
 from instructor.regions import find_regions
@@ -157,6 +158,41 @@ def test_a_judge_of_several_submissions_gives_each_what_a_judge_of_its_own_gives
     passed = [sum(r.passed for r in run.results.values()) for run, _ in together]
     assert passed[2] == len(expected) > passed[0] > passed[3], f"tests passed: {passed}"
     assert not together[1][1], "the submission that raises at import imported"
+
+
+def test_judges_replay_the_examples_the_batch_recorded_once(bench: Bench):
+    """The batch's recorders draw each property test's examples once, with the reference
+    (record_examples); judges given their files grade each submission test by test as judges
+    drawing their own examples do, and replay those files' examples and no others: with every
+    example taken out, the property tests a wrong submission failed pass."""
+    named = {fixture.name: fixture for fixture in FIXTURES}
+    fixtures = [named["wrong-byte-strides"], named["complete"]]
+    expected = reference_tests(bench.judge_tree, [e for e in FIRST_CHAPTERS if e[0] == "1"])
+    with tempfile.TemporaryDirectory(prefix="submissions-", dir=bench.scratch) as scratch:
+        folder = Path(scratch)
+        built = [(f.build(folder / f.name), folder / str(n)) for n, f in enumerate(fixtures)]
+        packages = [assemble(bench.release_tree, *each).package for each in built]
+        drawn = run_judges(bench, packages, 0, expected)
+        files = record_examples(bench, expected)
+        try:
+            assert files == bench.examples and all(f.is_file() for f in files), files
+            replayed = run_judges(bench, packages, 0, expected)
+            tests = {test for f in files for test in pickle.loads(f.read_bytes())}
+            for file in files:  # every property test recorded with no example at all
+                file.write_bytes(pickle.dumps({test: pickle.dumps([]) for test in tests}))
+            emptied = run_judges(bench, packages, 0, expected)
+        finally:
+            bench.examples = []
+    assert len(tests) > 5, f"property tests recorded: {sorted(tests)}"
+    for fixture, (run, _), (own, _) in zip(fixtures, replayed, drawn):
+        differ = {
+            t: (r, own.results.get(t)) for t, r in run.results.items() if r != own.results.get(t)
+        }
+        assert set(run.results) == set(expected) and not differ, f"{fixture.name}: {differ}"
+    wrong, failed = emptied[0][0], {t for t, r in drawn[0][0].results.items() if not r.passed}
+    now_passed = {t for t in failed if wrong.results[t].passed}
+    assert now_passed and now_passed <= tests, f"failed {sorted(failed)}, now {sorted(now_passed)}"
+    assert all(r.passed for r in emptied[1][0].results.values()), "the complete one failed"
 
 
 WALK_TESTS = (
