@@ -59,7 +59,9 @@ TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
 # How often, at most, finished calls read it: all of it is charged to the exercise of the
 # call that reads it, so an exercise may pay for up to this much time of the one before.
 CHARGE_SECONDS = 0.005
-READ_BYTES = 1 << 20
+# The most one read of the worker's pipe asks for (what a pipe holds): a read asks for the rest
+# of the message it waits for, no more, since a read allocates all it asks for.
+READ_BYTES = 1 << 16
 # The calls Sandbox.each sends at once, in bytes of messages: well within what a pipe holds,
 # so that sending never waits on a worker that is itself waiting to send its answers.
 WINDOW_BYTES = 16 * 1024
