@@ -14,9 +14,10 @@ exercise 1.2 (a marker added to it), so running the same command again grades th
 exercise's tests again, for everyone, and nothing else. The realistic class is the red
 team's submissions (complete, half done, wrong, hanging, crashing, flooding output, loose
 files, missing modules, nothing at all) and two complete ones, named with spaces, accents
-and apostrophes; it is graded again in three shards, one after another, to see how evenly
-their work was dealt. Results go into benchmarks/README.md between the grading-cost markers.
-Grading needs the instructor's tree: the release leaves this out.
+and apostrophes; it is graded again in three shards, one after another, dealt by the grading
+times of that run (`--times-from`), to see how evenly their work was dealt. Results go into
+benchmarks/README.md between the grading-cost markers. Grading needs the instructor's tree:
+the release leaves this out.
 """
 
 from __future__ import annotations
@@ -81,10 +82,18 @@ def realistic_class(folder: Path) -> dict[str, Path]:
 
 
 def graded(
-    course: Path, students: dict[str, Path], output: Path, jobs: int, shard: Shard | None = None
+    course: Path,
+    students: dict[str, Path],
+    output: Path,
+    jobs: int,
+    shard: Shard | None = None,
+    times_from: Path | None = None,
 ) -> tuple[float, float]:
-    """Grade a batch of `students` (a `shard` of it) into `output`; (seconds, CPU-seconds)."""
-    return measured(lambda: grade_batch(course, students, output, jobs=jobs, shard=shard))
+    """Grade a batch of `students` (a `shard` of it, dealt by the grading times of the earlier
+    output `times_from`) into `output`; (seconds, CPU-seconds)."""
+    return measured(
+        lambda: grade_batch(course, students, output, jobs=jobs, shard=shard, times_from=times_from)
+    )
 
 
 def share_size(output: Path) -> int:
@@ -150,7 +159,7 @@ def main(argv: list[str]) -> int:
             print(f"{label}: {duration(rows[-1][2])}, {rows[-1][3]:.0f} CPU-s", flush=True)
         for shard in (Shard(k, SHARDS) for k in range(1, SHARDS + 1)):
             output = Path(folder) / f"realistic-shard-{shard.index}"
-            measures = graded(course, realistic, output, jobs, shard)
+            measures = graded(course, realistic, output, jobs, shard, gradings[-1][2])
             rows.append((f"realistic class, shard {shard}", share_size(output), *measures))
             print(f"shard {shard}: {duration(measures[0])}, {measures[1]:.0f} CPU-s", flush=True)
     text = table(rows, options.jobs)

@@ -102,6 +102,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
             regrade=arguments.regrade,
             shard=arguments.shard,
             unprotected=arguments.unprotected,
+            times_from=arguments.times_from,
         )
     except (GradingRefused, OSError) as error:
         raise SystemExit(f"tenxor-instructor grade: {error}") from None
@@ -326,6 +327,13 @@ def parser() -> argparse.ArgumentParser:
         type=shard_of,
         metavar="K/N",
         help="grade only the K-th of N deterministic shares of the batch (join them with merge)",
+    )
+    grade.add_argument(
+        "--times-from",
+        type=Path,
+        metavar="DIR",
+        help="deal the shards by the grading times of an earlier output of this batch (whole "
+        "or merged), where it has them; give every shard the same DIR",
     )
     course_option(grade)
     grade.set_defaults(run=command_grade)

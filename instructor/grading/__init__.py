@@ -15,7 +15,7 @@ In layers, each importing only those above it:
     credit      the partial-credit rules (cases, functions, all-or-nothing) as pure scoring
     intake      the exercise modules taken from a submission, and what became of its files
     bench       the sandbox mode, the judge's tree and the folders a worker must not see
-    judge_run   the judge run on one submission, and its report log read as data
+    judge_run   the judges' runs and their report logs read as data; the examples' recorders
     gradescope  the results.json of one submission: entries, summary, protections, limits
     student_report  a student's report.html, from their results alone
     batch       a batch of students: resume, results files, gradebook, progress

@@ -3,6 +3,7 @@ output/gradebook.csv, with a progress bar, resuming where an interrupted batch s
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
@@ -52,7 +53,7 @@ from .judge_run import (
     run_judges,
     set_aside_broken,
 )
-from .shards import Shard
+from .shards import Shard, timed
 from .spreadsheet import csv_text
 from .student_report import report_html
 
@@ -537,17 +538,36 @@ class Batch:
 
 
 def share_of(
-    course: Path, submissions: dict[str, Path], shard: Shard, output: Path
+    course: Path,
+    submissions: dict[str, Path],
+    shard: Shard,
+    output: Path,
+    times_from: Path | None = None,
 ) -> dict[str, Path]:
-    """The submissions `shard` grades, its share of the work of the batch; written down in
+    """The submissions `shard` grades, its share of the work of the batch (weighed by the
+    grading times of the earlier output `times_from`, where given); written down in
     output/SHARD_RECORD with the whole batch, for merge to check the shards against."""
     stubs = {module: len(stubbed_source(course / module).encode()) for module in EXERCISE_MODULES}
     work = {student: work_of(folder, stubs) for student, folder in submissions.items()}
-    share = shard.share(work)
+    if times_from is not None and not times_from.is_dir():
+        raise NotADirectoryError(f"no earlier output to take grading times from at {times_from}")
+    share = shard.share(timed(work, grading_times(times_from)) if times_from else work)
     record = {"shard": str(shard), "batch": sorted(submissions), "share": share}
     output.mkdir(mode=0o700, parents=True, exist_ok=True)
     write_atomically(output / SHARD_RECORD, json.dumps(record, indent=1))
     return {student: submissions[student] for student in share}
+
+
+def grading_times(output: Path) -> dict[str, float]:
+    """The seconds grading took for each student of an earlier output folder (a batch's, or
+    merged shards'), from their results, read as data."""
+    times = {}
+    for results in sorted(output.glob("*/results.json")):
+        with contextlib.suppress(OSError, ValueError):
+            seconds = json.loads(results.read_text(encoding="utf-8")).get("execution_time")
+            if type(seconds) in (int, float) and seconds >= 0:
+                times[results.parent.name] = float(seconds)
+    return times
 
 
 def grade_batch(
@@ -565,6 +585,7 @@ def grade_batch(
     shard: Shard | None = None,
     credit: Credit | str = DEFAULT_CREDIT,
     unprotected: bool = False,
+    times_from: Path | None = None,
 ) -> Path:
     """Grade every submission into output/<student>/results.json (output/results.json for a
     `single` submission, as Gradescope expects) and output/gradebook.csv.
@@ -580,12 +601,13 @@ def grade_batch(
     submission, the course's tests, its reference or the settings changed since (their
     fingerprint), or when `regrade` is set; so an interrupted batch resumes where it stopped,
     and a batch run again after a fix grades again exactly whom the fix concerns. `shard`
-    grades only its share of the students (see instructor.grading.shards). A student folder
+    grades only its share of the students (see instructor.grading.shards), dealt by the grading
+    times of the earlier output `times_from` where given. A student folder
     named like a file of the output is refused (`report` says so). Returns the gradebook's
     path.
     """
     if shard is not None:
-        submissions = share_of(course, submissions, shard, output)
+        submissions = share_of(course, submissions, shard, output, times_from)
     credit = Credit(credit)
     settings = {"profile": profile, "limits": asdict(limits), "credit": credit.value}
     course_parts = course_fingerprint(course, settings)

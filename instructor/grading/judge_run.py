@@ -1,7 +1,8 @@
-"""Running the judge (instructor.judge) on one submission, and reading what it reported.
+"""Running the judge (instructor.judge) on submissions, and reading what it reported; and the
+recorders, judges without submissions that draw a batch's examples once for all its judges.
 
 The judge is a pytest run in the judge's tree, under a user of its own where grading has one,
-against the submission's package in sandbox workers. Grading reads nothing a worker sends:
+against the submissions' packages in sandbox workers. Grading reads nothing a worker sends:
 only the judge's report log and the files the judge wrote, as data.
 """
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,14 @@ def whole_set(records: list[dict[str, Any]]) -> None:
         raise MergeError(
             "the shards were dealt from different batches (a submission came or went between "
             f"them): {', '.join(differ[:10])}; grade every shard again with the same batch"
+        )
+    dealt = Counter(student for record in records for student in record["share"])
+    (batch,) = batches
+    astray = sorted({s for s, times in dealt.items() if times > 1} | (set(batch) - set(dealt)))
+    if astray:
+        raise MergeError(
+            "the shards' shares are not one deal of the batch (students in two shares or in "
+            f"none): {', '.join(astray[:10])}; grade every shard with the same --times-from"
         )
 
 

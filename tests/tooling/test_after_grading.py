@@ -25,13 +25,15 @@ from instructor.grading.batch import (
     SHARD_RECORD,
     Batch,
     gradebook_csv,
+    grading_times,
     recorded_results,
+    share_of,
 )
 from instructor.grading.canvas import IDENTITY, RosterError, canvas_export, read_roster
 from instructor.grading.fingerprints import exercise_tests, module_needs
 from instructor.grading.intake import EXERCISE_MODULES, STUDENT_WORK, work_of
 from instructor.grading.merge import MergeError, merge_shards
-from instructor.grading.shards import Shard, shares
+from instructor.grading.shards import Shard, shares, timed
 from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
 from instructor.release import stubbed_source
 from tests.tooling.slurm import one_node_cluster
@@ -309,6 +311,36 @@ def test_shards_deal_the_work_evenly_and_each_student_once():
     for text in ("0/3", "4/3", "2", "a/b"):
         with pytest.raises(ValueError, match=re.escape(repr(text))):
             Shard.parse(text)
+
+
+def test_shards_dealt_by_an_earlier_gradings_times_split_the_slow_students(course, tmp_path):
+    """Two students whose grading took long (a hang, a crash) weigh the same as the rest by
+    size; dealt by an earlier grading's times (--times-from) they go to different shards, a
+    student it did not grade weighs their size at the others' seconds per unit of work, a
+    folder that is no output is refused, and so are shards from two different deals."""
+    students = {f"s{n}": tmp_path / "subs" / f"s{n}" for n in range(6)}
+    for folder in students.values():
+        complete_submission(folder)
+    times = {"s0": 5.0, "s1": 30.0, "s2": 5.0, "s3": 29.0, "s4": 5.0}  # s5 never graded
+    earlier = tmp_path / "earlier"
+    for student, seconds in times.items():
+        (earlier / student).mkdir(parents=True)
+        (earlier / student / "results.json").write_text(json.dumps({"execution_time": seconds}))
+    assert grading_times(earlier) == times
+    assert timed({"ada": 10, "ben": 20}, {"ada": 5.0}) == {"ada": 5.0, "ben": 10.0}
+    outputs = [tmp_path / f"shard-{k}" for k in (1, 2)]
+    dealt = [share_of(course, students, Shard(k, 2), outputs[k - 1], earlier) for k in (1, 2)]
+    assert [len({"s1", "s3"} & set(share)) for share in dealt] == [1, 1], dealt
+    assert sorted([*dealt[0], *dealt[1]]) == sorted(students)
+    nowhere = tmp_path / "nowhere"
+    with pytest.raises(NotADirectoryError, match=re.escape(str(nowhere))):
+        share_of(course, students, Shard(1, 2), tmp_path / "refused", nowhere)
+    by_size = share_of(course, students, Shard(2, 2), outputs[1])  # this shard by size
+    astray = (set(dealt[0]) & set(by_size)) | (set(students) - set(dealt[0]) - set(by_size))
+    assert astray, "the two deals are the same"
+    with pytest.raises(MergeError) as refused:
+        merge_shards(outputs, tmp_path / "merged")
+    assert all(re.search(rf"\b{name}\b", str(refused.value)) for name in astray), refused.value
 
 
 def test_a_submissions_work_is_its_code_beyond_the_stubs(course, tmp_path):

@@ -176,6 +176,8 @@ def test_judges_replay_the_examples_the_batch_recorded_once(bench: Bench):
         files = record_examples(bench, expected)
         try:
             assert files == bench.examples and all(f.is_file() for f in files), files
+            closed = not bench.scratch.stat().st_mode & 0o007  # to every worker's user
+            assert closed and all(f.parent == bench.scratch for f in files), files
             replayed = run_judges(bench, packages, 0, expected)
             tests = {test for f in files for test in pickle.loads(f.read_bytes())}
             for file in files:  # every property test recorded with no example at all
