@@ -22,8 +22,9 @@ from urllib.parse import quote
 
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import function_of, short_name
+from tenxor.course.files import write_atomically
 
-from .grading.batch import REPORT, recorded_results, shown, write_atomically
+from .grading.batch import REPORT, recorded_results, shown
 from .grading.student_report import STYLE, page, points
 
 LISTED_TESTS = 15  # the tests that fail most, in the plot and the table

@@ -133,13 +133,9 @@ def command_merge(arguments: argparse.Namespace) -> int:
 
 
 def command_export(arguments: argparse.Namespace) -> int:
-    from .grading.batch import (
-        CANVAS,
-        UnrecordedResults,
-        recorded_results,
-        shown,
-        write_atomically,
-    )
+    from tenxor.course.files import write_atomically
+
+    from .grading.batch import CANVAS, UnrecordedResults, recorded_results, shown
     from .grading.canvas import RosterError, canvas_export, read_roster
 
     try:

@@ -45,6 +45,7 @@ LOCAL_ONLY = (
     ".tenxor-hints.json",  # which hints check() has shown this learner
     ".tenxor-results.json",  # the test results check() remembers for the progress table
     "autograder.zip",  # what tenxor-instructor autograder writes
+    "*.partial",  # a write cut short (tenxor.course.files)
 )
 # Kept by the instructor: hidden tests, the tests of the tooling itself and CI.
 INSTRUCTOR_ONLY = (

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -23,6 +22,7 @@ from instructor.protections import SandboxMode, protections_in_brief
 from instructor.release import stubbed_source
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run, record_not_run
+from tenxor.course.files import partial_files, write_atomically
 
 from .bench import GRADING_LIMITS, Bench, bench_for
 from .credit import DEFAULT_CREDIT, Credit
@@ -67,32 +67,14 @@ CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the ou
 CANVAS = "canvas.csv"  # tenxor-instructor export's Canvas import, in the output folder
 OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, SHARD_RECORD, REPORT, CLASS_REPORT, CANVAS})
 GROUP_LARGEST = 16  # students one judge grades in turn (collecting the tests once for all)
-PARTIAL = ".partial"  # ends the name of a file being written, until it takes its place
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write a file so that it is either absent, or complete (written first as .NAME.*.partial
-    beside it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=PARTIAL)
-    with os.fdopen(handle, "w", encoding="utf-8", newline="") as stream:
-        stream.write(text)
-        stream.flush()
-        os.fsync(stream.fileno())
-    os.replace(temporary, path)
 
 
 def unfinished_writes(output: Path) -> list[Path]:
     """The temporary files of writes that were cut short (grading killed between writing one
     and putting it in place), in the output folder and its students' folders."""
     folders = [output, *(path for path in output.glob("*") if path.is_dir())]
-    return sorted(
-        path
-        for folder in folders
-        for name in OUTPUT_FILES
-        for path in folder.glob(f".{name}.*{PARTIAL}")
-        if path.is_file()
-    )
+    return sorted(path for folder in folders for name in OUTPUT_FILES
+                  for path in partial_files(folder, name))  # fmt: skip
 
 
 def gradebook_csv(rows: dict[str, dict[str, Any]], selection: list[str]) -> str:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tenxor.course.catalog import BY_ID
+from tenxor.course.files import write_atomically
 
 from .batch import (
     GRADEBOOK,
@@ -27,7 +28,6 @@ from .batch import (
     UnrecordedResults,
     gradebook_csv,
     recorded_results,
-    write_atomically,
 )
 from .fingerprints import COURSE_PARTS, text_digest
 from .shards import Shard

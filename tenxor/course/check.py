@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from .catalog import (
 )
 from .engine import Limits, Result, Run, function_of, run_checked, short_name
 from .failure import Failure
+from .files import write_atomically
 from .hints import HINTS
 from .remembered import fingerprints, recalled, remember
 
@@ -360,11 +360,7 @@ def hints_shown(root: Path) -> dict[str, int]:
 
 def remember_hints(root: Path, counts: dict[str, int]) -> None:
     """Save how many hints of each exercise have been shown (written whole, then renamed)."""
-    text = json.dumps(dict(sorted(counts.items())), indent=1) + "\n"
-    handle, temporary = tempfile.mkstemp(prefix=".tenxor-hints-", dir=root)
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(text)
-    os.replace(temporary, root / HINTS_FILE)
+    write_atomically(root / HINTS_FILE, json.dumps(dict(sorted(counts.items())), indent=1) + "\n")
 
 
 def next_hint(exercise_id: str, root: Path | None = None, again: str | None = None) -> list[str]:

@@ -15,13 +15,12 @@ import ast
 import contextlib
 import hashlib
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from .catalog import CATALOG, EXERCISE_FILES, prerequisites
 from .engine import Result
+from .files import write_atomically
 
 REMEMBERED_FILE = ".tenxor-results.json"  # in the course folder
 TEST_FOLDERS = ("tests",)
@@ -117,7 +116,4 @@ def remember(root: Path, prints: dict[str, str], results: dict[str, list[Result]
         rows = [[r.test, r.exercise, r.outcome, r.message[:500], r.unfinished] for r in found]
         stored[exercise_id] = {"fingerprint": prints[exercise_id], "results": rows}
     with contextlib.suppress(OSError):
-        handle, temporary = tempfile.mkstemp(prefix=".tenxor-results-", dir=root)
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(stored, stream)
-        os.replace(temporary, root / REMEMBERED_FILE)
+        write_atomically(root / REMEMBERED_FILE, json.dumps(stored))
