@@ -351,12 +351,6 @@ def max_dim(t: Tensor, dim: int) -> BaseTensor:
     return reduce_dim(t, dim, -math.inf, max)
 
 
-def mean_dim(t: Tensor, dim: int) -> BaseTensor:
-    """The mean along `dim`."""
-    count = t.shape[normalize_dim(dim, len(t.shape))]
-    return sum_dim(t, dim).map(lambda x: x / count)
-
-
 def matmul(a: Tensor, b: Tensor) -> BaseTensor:
     """The matrix product over the last two dims, broadcast over the leading ones."""
     return sum_dim(multiply(a.unsqueeze(-1), b.unsqueeze(-3)), -2)

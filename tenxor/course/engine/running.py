@@ -127,7 +127,6 @@ class Run:
     output: str = ""
     seconds: float = 0.0
     problem: str | None = None  # why the run ended early, if it did
-    output_dropped: bool = False  # whether the run printed more than its output limit
     notes: list[dict[str, Any]] = field(default_factory=list)  # events of other plugins
 
 
@@ -250,7 +249,6 @@ class Round:
             elif self.output_path.stat().st_size > limits.output_mb * 1024 * 1024:
                 # The child appends, so emptying the file caps the disk it can fill.
                 os.truncate(self.output_path, 0)
-                run.output_dropped = True
             elif now > deadline:
                 self.kill(process, f"killed: the run reached its {limits.run_seconds:g} s limit")
             time.sleep(POLL_SECONDS)
