@@ -67,6 +67,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from .grading import EXAMPLES, GRADING_LIMITS, grade_batch, students_in
+    from .grading.batch import UnrecordedResults
     from .grading.bench import GradingRefused
 
     limits = replace(
@@ -104,7 +105,7 @@ def command_grade(arguments: argparse.Namespace) -> int:
             unprotected=arguments.unprotected,
             times_from=arguments.times_from,
         )
-    except (GradingRefused, OSError) as error:
+    except (GradingRefused, OSError, UnrecordedResults) as error:
         raise SystemExit(f"tenxor-instructor grade: {error}") from None
     except KeyboardInterrupt:
         print(

@@ -267,7 +267,7 @@ def record_share(session: pytest.Session, share: int, shares: int, file: Path) -
 def examples_loaded(files: list[Path]) -> bool:
     """Take the examples the batch's recorders wrote into `files` (written by judges of this
     batch, from the reference solutions: no submission ran where they were made); False,
-    and none taken, if a file cannot be read."""
+    and none taken, if there are none or one cannot be read."""
     examples = {}
     try:
         for file in files:

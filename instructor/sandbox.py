@@ -21,7 +21,10 @@ the judge: the answers, the limits per call, the strikes and the budgets are tho
 calls made one at a time. Each call's limits count from the answer before it; the worker is
 stopped once the exercise has used up a budget; and what a call costs is charged only if the
 caller comes to its answer (one that stops at an earlier wrong answer never pays for a crash
-after it).
+after it). A window goes as one batch, a message each way, wherever that gives the answers
+the calls made one at a time give (Sandbox.batch); a batch that does not is cut short and its
+calls made one at a time, as are the exercise's later ones: once per exercise of a
+submission, at most BATCH_SECONDS by the clock more, charged to nobody.
 
 CPU time and memory are the kernel's figures for the worker and every process it started
 (instructor.worker_group), never the worker's own. Workers are started and killed by a

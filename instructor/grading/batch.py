@@ -3,7 +3,6 @@ output/gradebook.csv, with a progress bar, resuming where an interrupted batch s
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import sys
@@ -486,7 +485,7 @@ class Batch:
             for group in groups_of(students, lanes, GROUP_LARGEST)
         ]
         if len(groups) > 1:  # each judge would draw the examples of its tests again
-            record_examples(bench, part_of(expected, tuple({e for s in alike for e in s})))
+            record_examples(bench, {t: e for tests, _ in groups for t, e in tests.items()})
         with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
             futures = [
                 pool.submit(grade_group, bench, group, tests, keep, credit)
@@ -542,13 +541,13 @@ def share_of(
 
 def grading_times(output: Path) -> dict[str, float]:
     """The seconds grading took for each student of an earlier output folder (a batch's, or
-    merged shards'), from their results, read as data."""
+    merged shards'), from the results grading recorded writing there (UnrecordedResults if
+    it recorded none)."""
     times = {}
-    for results in sorted(output.glob("*/results.json")):
-        with contextlib.suppress(OSError, ValueError):
-            seconds = json.loads(results.read_text(encoding="utf-8")).get("execution_time")
-            if type(seconds) in (int, float) and seconds >= 0:
-                times[results.parent.name] = float(seconds)
+    for student, results in recorded_results(output).items():
+        seconds = results.get("execution_time")
+        if type(seconds) in (int, float) and seconds >= 0:
+            times[student] = float(seconds)
     return times
 
 

@@ -22,20 +22,24 @@ from instructor.cli import main
 from instructor.grading import GRADING_LIMITS, batch, grade_batch, students_in
 from instructor.grading.batch import (
     CLASS_REPORT,
+    RECORD,
+    RESULTS,
     SHARD_RECORD,
     Batch,
+    UnrecordedResults,
     gradebook_csv,
     grading_times,
     recorded_results,
     share_of,
 )
 from instructor.grading.canvas import IDENTITY, RosterError, canvas_export, read_roster
-from instructor.grading.fingerprints import exercise_tests, module_needs
+from instructor.grading.fingerprints import exercise_tests, module_needs, text_digest
 from instructor.grading.intake import EXERCISE_MODULES, STUDENT_WORK, work_of
 from instructor.grading.merge import MergeError, merge_shards
 from instructor.grading.shards import Shard, shares, timed
 from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
 from instructor.release import stubbed_source
+from tenxor.course.files import write_atomically
 from tests.tooling.slurm import one_node_cluster
 from tests.tooling.submissions import complete_submission, copy_of_reference, stubbed
 
@@ -322,10 +326,16 @@ def test_shards_dealt_by_an_earlier_gradings_times_split_the_slow_students(cours
     for folder in students.values():
         complete_submission(folder)
     times = {"s0": 5.0, "s1": 30.0, "s2": 5.0, "s3": 29.0, "s4": 5.0}  # s5 never graded
-    earlier = tmp_path / "earlier"
-    for student, seconds in times.items():
-        (earlier / student).mkdir(parents=True)
-        (earlier / student / "results.json").write_text(json.dumps({"execution_time": seconds}))
+    earlier, record = tmp_path / "earlier", {}  # an output as grading writes one: results
+    for student, seconds in times.items():  # and the record of what it wrote
+        text = json.dumps({"execution_time": seconds})
+        write_atomically(earlier / student / RESULTS, text)
+        record[student] = text_digest(text)
+    (earlier / "stray").mkdir()  # a results file grading did not write counts for nothing
+    (earlier / "stray" / RESULTS).write_text(json.dumps({"execution_time": 99.0}))
+    with pytest.raises(UnrecordedResults, match=re.escape(str(earlier))):
+        grading_times(earlier)
+    write_atomically(earlier / RECORD, json.dumps(record))
     assert grading_times(earlier) == times
     assert timed({"ada": 10, "ben": 20}, {"ada": 5.0}) == {"ada": 5.0, "ben": 10.0}
     outputs = [tmp_path / f"shard-{k}" for k in (1, 2)]
