@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from instructor.regions import find_regions
-from instructor.release import LOCAL_ONLY, write_release, write_tree
+from instructor.authoring.regions import find_regions
+from instructor.authoring.release import LOCAL_ONLY, write_release, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import SharedWorker
 from tenxor.course.remembered import REMEMBERED_FILE

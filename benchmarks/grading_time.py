@@ -23,17 +23,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from instructor.authoring.release import write_tree
 from instructor.grading import (
     EXERCISE_MODULES,
     JUDGE_TREE_EXCLUDED,
     grade_batch,
     namespaces_allowed,
 )
-from instructor.judge import pin
-from instructor.launcher import SandboxConfig
-from instructor.protections import SandboxMode
-from instructor.release import write_tree
-from instructor.sandbox import Sandbox
+from instructor.grading.judge import pin
+from instructor.sandbox.judge_side import Sandbox
+from instructor.sandbox.launcher import SandboxConfig
+from instructor.sandbox.protections import SandboxMode
 from tenxor.course.catalog import BY_ID, CATALOG
 
 from .report import ROOT, command_line, duration, machine, published

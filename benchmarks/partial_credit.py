@@ -37,11 +37,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from instructor.authoring.regions import Region, find_regions
+from instructor.authoring.release import NOT_NEEDED_FOR_TESTS, write_tree
 from instructor.grading import EXAMPLES
 from instructor.grading.credit import DEFAULT_CREDIT, Credit, share_kept
 from instructor.grading.intake import COMPILING
-from instructor.regions import Region, find_regions
-from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise, hidden_tests_of, tests_of
 from tenxor.course.engine import Limits, run_tests
 

@@ -12,9 +12,9 @@ from typing import Any
 from tenxor.course.catalog import BY_ID, CATALOG, CHAPTERS
 from tenxor.course.cli import course_option, root_of, run
 
+from .authoring.verify import GATES
 from .grading.credit import DEFAULT_CREDIT, Credit
-from .protections import SandboxMode
-from .verify import GATES
+from .sandbox.interface import SandboxMode
 
 AUTO = "auto"  # --sandbox: the strongest sandbox this machine allows
 
@@ -38,7 +38,7 @@ Run `tenxor-instructor COMMAND --help` for the options of a command.
 
 
 def command_release(arguments: argparse.Namespace) -> int:
-    from .release import write_release, write_solutions
+    from .authoring.release import write_release, write_solutions
 
     write, name = (
         (write_solutions, "solutions release")
@@ -169,7 +169,7 @@ def shard_of(text: str) -> Any:
 
 
 def command_verify(arguments: argparse.Namespace) -> int:
-    from .verify import Scope, verify
+    from .authoring.verify import Scope, verify
 
     gates = tuple(arguments.gate or GATES)
     known = {chapter.number for chapter in CHAPTERS}
@@ -191,8 +191,8 @@ def write_report(grades: Path, out: Path | None, command: str) -> int:
     or exit saying, as tenxor-instructor `command`, why it cannot."""
     import importlib.util
 
-    from .class_report import write_class_report
     from .grading.batch import CLASS_REPORT, UnrecordedResults
+    from .grading.class_report import write_class_report
 
     if not grades.is_dir():
         raise SystemExit(f"tenxor-instructor {command}: {grades} is not a folder")
@@ -210,7 +210,7 @@ def write_report(grades: Path, out: Path | None, command: str) -> int:
 
 
 def command_autograder(arguments: argparse.Namespace) -> int:
-    from .autograder import write_autograder
+    from .grading.autograder import write_autograder
 
     pip_options = []
     if arguments.python_version:

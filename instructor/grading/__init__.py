@@ -2,10 +2,11 @@
 
 Only the exercise modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a
 submission. They never run in the grading process, nor in the process that runs the tests
-and decides every result (the judge, instructor.judge): they go into the release's package
-and run in a sandbox worker (instructor.sandbox), which exchanges only plain data with the
-judge. The judge runs the instructor's public and hidden tests in a copy of the instructor's
-tree whose exercise functions are stubs, with every exercise function calling into the worker.
+and decides every result (the judge, instructor.grading.judge): they go into the release's
+package and run in a sandbox worker (instructor.sandbox.worker), which exchanges only plain
+data with the judge. The judge runs the instructor's public and hidden tests in a copy of the
+instructor's tree whose exercise functions are stubs, each exercise function calling into the
+worker.
 A module that is missing, not UTF-8, does not compile or does not import is replaced by its
 stub, so it costs only its own exercises. Scores are counted against the tests collected from
 the instructor's tree: a test that is missing, crashed or never ran scores 0.
@@ -21,8 +22,10 @@ In layers, each importing only those above it:
     batch       a batch of students: resume, results files, gradebook, progress
 """
 
+from instructor.sandbox.interface import namespaces_allowed
+
 from .batch import EXAMPLES, grade_batch, students_in
-from .bench import GRADING_LIMITS, JUDGE_TREE_EXCLUDED, namespaces_allowed
+from .bench import GRADING_LIMITS, JUDGE_TREE_EXCLUDED
 from .credit import DEFAULT_CREDIT, Credit
 from .gradescope import results_json
 from .intake import EXERCISE_MODULES, Assembly

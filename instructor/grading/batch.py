@@ -16,9 +16,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from instructor.launcher import SandboxLimits
-from instructor.protections import SandboxMode, protections_in_brief
-from instructor.release import stubbed_source
+from instructor.authoring.release import stubbed_source
+from instructor.sandbox.interface import SandboxLimits, SandboxMode, protections_in_brief
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run, record_not_run
 from tenxor.course.files import partial_files, write_atomically

@@ -7,24 +7,30 @@ import compileall
 import contextlib
 import os
 import queue
-import sys
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from instructor.allowlist import bubblewrap_refusal, system_steps
-from instructor.exposure import course_secrets, exposure
-from instructor.launcher import (
+from instructor.authoring.release import NOT_NEEDED_FOR_TESTS, solved_source, write_tree
+from instructor.sandbox.interface import (
+    ALLOWLIST,
     BLOCK,
+    HIDDEN_FOLDERS,
+    JUDGE_USER,
     JUDGE_USERS,
     SandboxConfig,
     SandboxLimits,
+    SandboxMode,
+    course_secrets,
+    exposure,
     grading_users,
+    namespaces_refusal,
+    sandbox_mode,
+    scratch_base,
     sweep,
+    system_steps,
 )
-from instructor.protections import ALLOWLIST, HIDDEN_FOLDERS, JUDGE_USER, SandboxMode
-from instructor.release import NOT_NEEDED_FOR_TESTS, solved_source, write_tree
 
 GRADING_LIMITS = SandboxLimits()
 # The judges' tree: the course with its reference solutions, its tests and the judge itself.
@@ -85,39 +91,6 @@ class Bench:
                 sweep(judge.judge)  # whatever a judge of this slot left running
 
 
-def namespaces_refusal(own_user: bool = True) -> str | None:
-    """Why workers cannot run in bubblewrap's allowlisted view here (None where they can):
-    under users of their `own_user`, that needs root; as this process's user, bubblewrap
-    needs unprivileged user namespaces."""
-    if not sys.platform.startswith("linux"):
-        return "it needs Linux"
-    if own_user and os.geteuid() != 0:
-        return "it needs root"
-    return bubblewrap_refusal(str(Path(__file__).resolve().parents[2]), own_user)
-
-
-def namespaces_allowed() -> bool:
-    """Whether workers can run in bubblewrap's allowlisted view, under users of their own."""
-    return namespaces_refusal() is None
-
-
-def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
-    """The strongest sandbox this machine allows (when None is `requested`), or the weaker
-    one `requested`; OSError when the one requested needs what this machine refuses."""
-    if requested is None:
-        if os.geteuid() == 0:
-            return SandboxMode.ISOLATED if namespaces_allowed() else SandboxMode.SEPARATE_USER
-        refused = namespaces_refusal(own_user=False)
-        return SandboxMode.UNPROTECTED if refused else SandboxMode.SAME_USER
-    requested = SandboxMode(requested)
-    if requested.other_users and os.geteuid() != 0:
-        raise OSError(f"the {requested} sandbox needs root")
-    why = namespaces_refusal(requested.other_users) if requested.namespaces else None
-    if why:
-        raise OSError(f"the {requested} sandbox needs bubblewrap's namespaces: {why}")
-    return requested
-
-
 UNPROTECTED_REFUSAL = (
     "grading did not start: without root, workers get an allowlisted view only where "
     "bubblewrap may make user namespaces, and here it may not ({why}). Unprotected, each "
@@ -129,15 +102,6 @@ UNPROTECTED_REFUSAL = (
 
 class GradingRefused(Exception):
     """Grading would not be safe here, and did not start: the reason says what to change."""
-
-
-def scratch_base(mode: SandboxMode) -> str:
-    """Where grading makes its scratch folder: the temporary folder, unless a judge's user
-    could not reach it (a TMPDIR below a private home folder), then /tmp."""
-    base = Path(tempfile.gettempdir()).resolve()
-    if not JUDGE_USER.is_on(mode) or all(p.stat().st_mode & 0o001 for p in (base, *base.parents)):
-        return str(base)
-    return "/tmp"
 
 
 @contextlib.contextmanager
@@ -157,7 +121,7 @@ def bench_for(
     submissions in turn, in one process each), there is a slot for each CPU instead.
     Where workers get no allowlisted view, grading first checks, as their user, that
     they can open none of the course and the folders `closed` (the output and the
-    submissions) and read no copy of a solution or hidden test (instructor.exposure);
+    submissions) and read no copy of a solution or hidden test (instructor.sandbox.exposure);
     GradingRefused says what they could, and nothing is changed. Without any view or
     users of their own, grading runs only when told it may run `unprotected`."""
     mode = sandbox_mode(mode)

@@ -7,8 +7,7 @@ import platform
 from importlib import metadata
 from typing import Any
 
-from instructor.launcher import SandboxLimits
-from instructor.protections import SandboxMode, protections_in_words
+from instructor.sandbox.interface import SandboxLimits, SandboxMode, protections_in_words
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise, is_hidden_test
 from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run, short_name

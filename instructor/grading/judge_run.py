@@ -1,5 +1,6 @@
-"""Running the judge (instructor.judge) on submissions, and reading what it reported; and the
-recorders, judges without submissions that draw a batch's examples once for all its judges.
+"""Running the judge (instructor.grading.judge) on submissions, and reading what it
+reported; and the recorders, judges without submissions that draw a batch's examples once
+for all its judges.
 
 The judge is a pytest run in the judge's tree, under a user of its own where grading has one,
 against the submissions' packages in sandbox workers. Grading reads nothing a worker sends:
@@ -22,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from instructor.entry_points import JUDGE, call_script
 from tenxor.course.catalog import BY_ID, TOOLING_TESTS
 from tenxor.course.engine import (
     BOOTSTRAP,
@@ -45,7 +47,7 @@ JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, outpu
 JUDGE_SETTINGS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 FIELD_CHARS = 4000  # each text field of a judge's failure record is cut to this
 POLL_SECONDS = 1.0  # how often grading looks for submissions a judge is done with
-CHECK_IMPORTS = ISOLATE + "from instructor.judge import check_imports\ncheck_imports(sys.argv[1])\n"
+CHECK_IMPORTS = ISOLATE + call_script(JUDGE, "check_imports")
 
 
 class Judges:
@@ -135,7 +137,7 @@ def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
 
 def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str | None]:
     """Why each package does not import in a sandbox worker (None where it does). The
-    workers are tried by a process of the judge's user (instructor.judge.check_imports):
+    workers are tried by a process of the judge's user (instructor.grading.judge.check_imports):
     grading itself reads nothing a worker sends, only what that process wrote, as data."""
     with bench.judge_folder(slot) as folder:
         configs = [bench.config(package, slot).to_json() for package in packages]
@@ -164,7 +166,7 @@ def judge_options(bench: Bench, expected: dict[str, str], log: Path, spread: boo
     Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
-    plugins = ["instructor.judge", "_hypothesis_pytestplugin", "pytest_timeout"]
+    plugins = [JUDGE, "_hypothesis_pytestplugin", "pytest_timeout"]
     plugins += ["pytest_reportlog.plugin", "no:cacheprovider"]
     options = [option for plugin in plugins for option in ("-p", plugin)]
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]

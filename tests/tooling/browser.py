@@ -27,7 +27,7 @@ FLAGS = (
 )  # fmt: skip
 MISSING = (
     "the browser tests need Chromium; install Debian's package (`sudo apt-get install "
-    "chromium`) to run them (`python3 course.py test` installs it when CI=true)"
+    "chromium`) to run them (`python3 -m instructor.ci` installs it when CI=true)"
 )
 
 

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from instructor.regions import find_regions
+from instructor.authoring.regions import find_regions
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise
 from tenxor.course.check import FAILING, check_exercise, ordered_test_files, public_test_options
 from tenxor.course.engine import Limits, run_tests

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from instructor.regions import find_regions
+from instructor.authoring.regions import find_regions
 from tenxor.course.catalog import exercise as catalog_exercise
 
 

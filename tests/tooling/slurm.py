@@ -5,7 +5,7 @@ ports, as root, and stopped afterwards.
     with one_node_cluster() as cluster:
         done = cluster.sbatch_wait(["grade.sh"], folder, cluster.environment)
 
-Under CI (CI=true; `python3 course.py test` installs the packages there) a missing Slurm
+Under CI (CI=true; `python3 -m instructor.ci` installs the packages there) a missing Slurm
 fails the tests that need it; elsewhere they are skipped with a message saying how to
 install it.
 """
@@ -29,7 +29,7 @@ import pytest
 COMMANDS = ("slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol", "munged", "mungekey")
 MISSING = (
     "the Slurm test needs Debian's Slurm and munge, and root: `sudo apt-get install slurmctld "
-    "slurmd slurm-client munge` (`python3 course.py test` installs them when CI=true)"
+    "slurmd slurm-client munge` (`python3 -m instructor.ci` installs them when CI=true)"
 )
 SEARCHED = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
 STARTUP_SECONDS = 120  # for the node to report idle: generous, for a busy machine

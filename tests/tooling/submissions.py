@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from instructor.regions import find_regions
-from instructor.release import LOCAL_ONLY, stubbed_source, write_tree
+from instructor.authoring.regions import find_regions
+from instructor.authoring.release import LOCAL_ONLY, stubbed_source, write_tree
 from tenxor.course.catalog import BY_ID, CATALOG, EXERCISE_FILES, stub_line
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -403,7 +403,7 @@ for attempt in (lambda: os.kill(os.getppid(), signal.SIGKILL),
         pass
 """
 FORGE_ANSWERS = """\
-import instructor.sandbox_worker as worker
+import instructor.sandbox.worker as worker
 send = worker.Channel.send
 def four(data):
     return ["ret", 4, []] if data and data[0] == "raise" else data
@@ -424,7 +424,7 @@ FORGE_FUNCTION_TAGS = (
     CONFIG
     + f"""\
 import itertools
-import instructor.sandbox_worker as worker
+import instructor.sandbox.worker as worker
 marker = os.path.join(config["hidden"][2], "{JUDGE_MARKER}")
 tags = itertools.cycle([
     ["M", "tenxor.course.engine.running", "os.system", ["d", ["command", "touch " + marker]]],
@@ -486,7 +486,7 @@ return value
 """
 END_THE_JUDGE = """\
 import os, sys
-if "instructor.judge" in sys.modules:  # only if the judge itself imported this module
+if "instructor.grading.judge" in sys.modules:  # only if the judge itself imported this module
     os._exit(99)
 """
 

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from instructor.class_report import class_report_html
+from instructor.authoring.release import stubbed_source
 from instructor.cli import main
 from instructor.grading import GRADING_LIMITS, batch, grade_batch, students_in
 from instructor.grading.batch import (
@@ -33,12 +33,12 @@ from instructor.grading.batch import (
     share_of,
 )
 from instructor.grading.canvas import IDENTITY, RosterError, canvas_export, read_roster
+from instructor.grading.class_report import class_report_html
 from instructor.grading.fingerprints import exercise_tests, module_needs, text_digest
 from instructor.grading.intake import EXERCISE_MODULES, STUDENT_WORK, work_of
 from instructor.grading.merge import MergeError, merge_shards
 from instructor.grading.shards import Shard, shares, timed
 from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
-from instructor.release import stubbed_source
 from tenxor.course.files import write_atomically
 from tests.tooling.slurm import one_node_cluster
 from tests.tooling.submissions import complete_submission, copy_of_reference, stubbed

@@ -19,10 +19,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from instructor.launcher import ENTER_GROUP, grading_users
-from instructor.protections import SandboxMode
-from instructor.release import stubbed_source
-from instructor.worker_group import own_cgroup
+from instructor.authoring.release import stubbed_source
+from instructor.sandbox.launcher import ENTER_GROUP, grading_users
+from instructor.sandbox.protections import SandboxMode
+from instructor.sandbox.worker_group import own_cgroup
 from tenxor.course.catalog import BY_ID, CATALOG, stub_line
 from tests.tooling.submissions import CHAPTER_1, MODULES, RED_TEAM, ROOT, Fixture, copycat
 from tests.tooling.test_trust import found_in, secrets, strays_written
@@ -58,7 +58,7 @@ def test_the_zip_holds_the_scripts_the_course_and_its_wheels(autograder: Path):
         path.relative_to(ROOT).as_posix() for path in (ROOT / "instructor" / "grading").glob("*.py")
     ]
     assert "instructor/grading/__init__.py" in grading and set(grading) <= set(names)
-    assert "instructor/protections.py" in names and "pyproject.toml" in names
+    assert "instructor/sandbox/protections.py" in names and "pyproject.toml" in names
     wheels = {
         name.split("/")[1].split("-")[0].lower() for name in names if name.startswith("wheels/")
     }

@@ -268,7 +268,7 @@ def test_an_extra_named_after_a_workload_follows_its_row_and_shows_its_peak_when
 
 def test_the_grading_benchmark_grades_a_complete_submission_to_full_marks(capsys):
     from benchmarks import grading_time
-    from instructor.protections import SandboxMode
+    from instructor.sandbox.protections import SandboxMode
 
     options = ["--repeats", "1", "--exercise", "1.1", "--mode", SandboxMode.SAME_USER.value]
     options += ["--calls", "500"]

@@ -14,8 +14,14 @@ import pytest
 
 from instructor.grading.bench import bench_for
 from instructor.grading.intake import assemble
-from instructor.launcher import Launcher, SandboxLimits
-from instructor.sandbox import LimitReached, Raising, Sandbox, SandboxFailure, pipe_capacity
+from instructor.sandbox.judge_side import (
+    LimitReached,
+    Raising,
+    Sandbox,
+    SandboxFailure,
+    pipe_capacity,
+)
+from instructor.sandbox.launcher import Launcher, SandboxLimits
 from tests.tooling.submissions import ROOT, Fixture, appended
 
 pytestmark = pytest.mark.provided

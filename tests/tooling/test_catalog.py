@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import tenxor.course.markers
-from instructor.regions import RegionError, find_regions, regions_in
-from instructor.verify import manifest_problems
+from instructor.authoring.regions import RegionError, find_regions, regions_in
+from instructor.authoring.verify import manifest_problems
 from tenxor.course.catalog import (
     BY_ID,
     CATALOG,

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from instructor.release import write_release
+from instructor.authoring.release import write_release
 from tenxor.course import check
 from tenxor.course.catalog import BY_ID, CATALOG, COURSE_TESTS, prerequisites
 from tenxor.course.check import (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.release import write_release
+from instructor.authoring.release import write_release
 from tenxor.course.catalog import CATALOG
 from tenxor.course.check import HINTS_FILE
 from tenxor.course.hints import HINTS

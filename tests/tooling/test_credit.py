@@ -9,8 +9,8 @@ import pytest
 from instructor.cli import parser
 from instructor.grading import DEFAULT_CREDIT, Assembly, Credit, results_json
 from instructor.grading.credit import part_scores, share_kept
-from instructor.launcher import SandboxLimits
-from instructor.protections import SandboxMode
+from instructor.sandbox.launcher import SandboxLimits
+from instructor.sandbox.protections import SandboxMode
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import Result, Run, function_of
 from tests.tooling.submissions import ROOT

@@ -66,5 +66,5 @@ def test_environment_installs_the_package_itself():
 
 def test_ci_runs_the_readme_test_command():
     command = (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
-    assert command == "python3 course.py test"
+    assert command == "python3 -m instructor.ci"
     assert command in (ROOT / "README.md").read_text()

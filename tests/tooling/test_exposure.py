@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from instructor.exposure import Secrets, course_secrets, exposure
+from instructor.authoring.regions import regions_in
+from instructor.authoring.release import solved_source, write_release
 from instructor.grading.bench import GradingRefused, bench_for
-from instructor.launcher import grading_users
-from instructor.regions import regions_in
-from instructor.release import solved_source, write_release
+from instructor.sandbox.exposure import Secrets, course_secrets, exposure
+from instructor.sandbox.launcher import grading_users
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import ROOT
 from tests.tooling.test_grading import LIMITS
@@ -125,7 +125,7 @@ def test_a_folder_workers_must_not_open_is_named(secrets: Secrets):
 
 
 def test_a_batch_is_not_graded_unprotected_unless_told(tmp_path: Path):
-    from instructor.protections import SandboxMode
+    from instructor.sandbox.protections import SandboxMode
 
     refused = pytest.raises(GradingRefused, match="--unprotected")
     with refused, bench_for(ROOT, [], LIMITS, 1, SandboxMode.UNPROTECTED):

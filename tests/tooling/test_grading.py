@@ -15,7 +15,6 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from instructor.class_report import write_class_report
 from instructor.grading import (
     DEFAULT_CREDIT,
     JUDGE_SETTINGS,
@@ -27,11 +26,12 @@ from instructor.grading import (
     students_in,
 )
 from instructor.grading.batch import summary, time_left
+from instructor.grading.class_report import write_class_report
 from instructor.grading.spreadsheet import safe_cell
-from instructor.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
-from instructor.leftovers import ipc_objects_of
-from instructor.protections import PROTECTIONS, SandboxMode, WorkerSettings
-from instructor.sandbox_worker import STEPS
+from instructor.sandbox.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
+from instructor.sandbox.leftovers import ipc_objects_of
+from instructor.sandbox.protections import PROTECTIONS, SandboxMode, WorkerSettings
+from instructor.sandbox.worker import STEPS
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import Result, Run, run_tests
 from tests.tooling.browser import DevTools, ink
@@ -542,7 +542,7 @@ def test_a_lock_folder_another_user_made_is_refused(tmp_path: Path, monkeypatch)
     """A local user who makes the blocks' lock folder first (in world-writable /run/lock)
     could hold every block, or hand two gradings the same one: grading refuses it, naming
     it, before it claims anything."""
-    import instructor.launcher as launcher
+    import instructor.sandbox.launcher as launcher
 
     theirs = tmp_path / "locks"
     theirs.mkdir(mode=0o777)

@@ -20,8 +20,8 @@ import pytest
 
 from instructor.grading import grade_batch, students_in
 from instructor.grading.batch import OUTPUT_FILES
-from instructor.protections import SandboxMode
-from instructor.worker_group import own_cgroup
+from instructor.sandbox.protections import SandboxMode
+from instructor.sandbox.worker_group import own_cgroup
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import (
     CHAPTER_1,

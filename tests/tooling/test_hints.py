@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import tenxor
-from instructor.regions import regions_in
+from instructor.authoring.regions import regions_in
 from tenxor.course.catalog import CATALOG
 from tenxor.course.hints import HINTS
 

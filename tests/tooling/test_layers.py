@@ -46,19 +46,26 @@ LAYERS: Layers = [
     ("tenxor",),  # the package top, tenxor/__init__.py: it assembles every layer
     ("tenxor.course", "tenxor.course.*"),  # check, the catalog, the engine, ...
     ("tenxor_shell.command",),  # the tenxor command
-    # the instructor's tooling: what grading builds on, then grading in its parts
-    ("instructor", "instructor.protections", "instructor.plain_data", "instructor.reachable",
-     "instructor.regions", "instructor.worker_group", "instructor.probe",
-     "instructor.leftovers", "instructor.allowlist"),
-    ("instructor.sandbox_worker",),  # the one process that runs a submission's code
-    ("instructor.launcher",),  # starts and ends workers; the only part that keeps root
-    ("instructor.replay",),  # a property test's examples, drawn once, replayed for each
-    ("instructor.sandbox", "instructor.judge"),  # the judge, and its side of a worker
-    ("instructor.release",),
-    ("instructor.exposure",),  # where workers get no view: nothing they read gives answers
-    ("instructor.verify", "instructor.autograder"),
-    ("instructor.grading.credit",),  # the partial-credit rules: pure scoring
-    ("instructor.grading.spreadsheet",),  # CSV whose cells never start a formula
+    # the instructor's package, in its three rooms; the tops of the package and its rooms
+    # import nothing (the worker loads them before it confines itself)
+    ("instructor", "instructor.authoring", "instructor.sandbox", "instructor.entry_points"),
+    # authoring: turning the instructor's tree into a course
+    ("instructor.authoring.regions", "instructor.authoring.probe"),
+    ("instructor.authoring.release",),
+    ("instructor.authoring.verify",),
+    # the sandbox: first what the worker loads (the standard library only), then the worker
+    ("instructor.sandbox.os_calls", "instructor.sandbox.protections",
+     "instructor.sandbox.plain_data", "instructor.sandbox.reachable"),
+    ("instructor.sandbox.worker",),  # the one process that runs a submission's code
+    ("instructor.sandbox.worker_group", "instructor.sandbox.leftovers",
+     "instructor.sandbox.allowlist"),  # root: count, clean up after, and wall in a worker
+    ("instructor.sandbox.launcher",),  # root: starts and ends workers
+    ("instructor.sandbox.judge_side", "instructor.sandbox.exposure",
+     "instructor.sandbox.machine"),
+    ("instructor.sandbox.interface",),  # all that grading may import of the sandbox
+    # grading: from the judge's plugin to the class report
+    ("instructor.grading.replay", "instructor.grading.credit", "instructor.grading.spreadsheet"),
+    ("instructor.grading.judge", "instructor.grading.autograder"),
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades
     ("instructor.grading.intake",),
@@ -68,8 +75,8 @@ LAYERS: Layers = [
     ("instructor.grading.batch",),
     ("instructor.grading.merge", "instructor.grading.canvas"),  # after a batch: join, export
     ("instructor.grading",),
-    ("instructor.class_report",),  # the class report's page and plots, from every results.json
-    ("instructor.cli",),  # the tenxor-instructor command
+    ("instructor.grading.class_report",),  # the class report, from every results.json
+    ("instructor.cli", "instructor.ci"),  # the tenxor-instructor command; the test run
 ]  # fmt: skip
 
 
@@ -231,6 +238,127 @@ def test_no_module_imports_from_a_higher_layer():
     assert not problems, "\n".join(problems)
 
 
+# The instructor's rooms: grading reaches the sandbox through one module, nothing imports the
+# worker (a launcher starts it by name), and the worker loads only what its view holds.
+SANDBOX, SANDBOX_INTERFACE, WORKER = (
+    "instructor.sandbox",
+    "instructor.sandbox.interface",
+    "instructor.sandbox.worker",
+)
+ROOM_TOPS = ("instructor", "instructor.authoring", "instructor.sandbox", "instructor.grading")
+
+
+def in_room(module: str, room: str) -> bool:
+    """Whether `module` is the package `room` or one of its modules."""
+    return module == room or module.startswith(room + ".")
+
+
+def past_the_interface(imports: Iterable[Import]) -> list[str]:
+    """Every import, by a module outside the sandbox, of a sandbox module other than its
+    interface, in words."""
+    return [
+        f"{i.importer} imports {i.imported} on line {i.line}: outside the sandbox, import "
+        f"only {SANDBOX_INTERFACE}"
+        for i in imports
+        if in_room(i.imported, SANDBOX)
+        and not in_room(i.importer, SANDBOX)
+        and i.imported != SANDBOX_INTERFACE
+    ]
+
+
+def loaded_by(module: str, imports: Iterable[Import]) -> set[str]:
+    """The project modules that importing `module` loads: its own imports, theirs, and so on,
+    with the packages above each."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for found in imports:
+        edges[found.importer].add(found.imported)
+    loaded, waiting = set(), [module]
+    while waiting:
+        name = waiting.pop()
+        for package in [".".join(name.split(".")[:n]) for n in range(1, name.count(".") + 2)]:
+            if package not in loaded:
+                loaded.add(package)
+                waiting += sorted(edges[package])
+    return loaded
+
+
+def test_outside_the_sandbox_only_its_interface_is_imported():
+    problems = past_the_interface(IMPORTS)
+    assert not problems, "\n".join(problems)
+
+
+def test_no_module_imports_the_worker():
+    """The launcher keeps root and the worker runs submitted code: the launcher starts it
+    by name (instructor.entry_points), and no module, the launcher's least, imports it."""
+    importers = [f"{i.importer} (line {i.line})" for i in IMPORTS if i.imported == WORKER]
+    assert not importers, f"{WORKER} is imported by: {', '.join(importers)}"
+
+
+def test_the_worker_loads_only_the_modules_its_view_holds():
+    from instructor.sandbox.allowlist import WORKER_MODULES
+
+    held = {str(Path(path).with_suffix("")).replace("/", ".").removesuffix(".__init__")
+            for path in WORKER_MODULES}  # fmt: skip
+    loaded = loaded_by(WORKER, IMPORTS)
+    assert loaded <= held, (
+        f"the worker loads {sorted(loaded - held)}, which its view "
+        f"(instructor.sandbox.allowlist.WORKER_MODULES) does not hold: {sorted(held)}"
+    )
+
+
+def test_the_tops_of_the_rooms_import_nothing_of_the_project():
+    found = [f"{i.importer} imports {i.imported} on line {i.line}"
+             for i in IMPORTS if i.importer in ROOM_TOPS[:3]]  # fmt: skip
+    assert not found, "\n".join(found)
+
+
+def test_module_names_written_as_strings_come_from_entry_points():
+    """A module started by name (a boot script, a pytest plugin) is named in
+    instructor.entry_points alone: anywhere else, a string holding "instructor.x" in code
+    (not a docstring) would break unseen when the module moves."""
+    found = []
+    for module, path in MODULES.items():
+        if module == "instructor.entry_points":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                      if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+                      and node.body and isinstance(node.body[0], ast.Expr)}  # fmt: skip
+        found += [f"{path.relative_to(ROOT)}:{node.lineno} {node.value[:60]!r}"
+                  for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str)
+                  and id(node) not in docstrings and "instructor." in node.value]  # fmt: skip
+    assert not found, "module names outside instructor/entry_points.py:\n" + "\n".join(found)
+
+
+def test_every_entry_point_names_a_module_with_its_function():
+    from instructor import entry_points
+
+    named = {"WORKER": "main", "LAUNCHER": "main", "EXPOSURE": "main", "JUDGE": "check_imports",
+             "PROBE": "reach", "CLI": "main"}  # fmt: skip
+    for constant, function in named.items():
+        module = getattr(entry_points, constant)
+        assert module in MODULES, f"entry_points.{constant} = {module!r}: no such module"
+        assert f"def {function}(" in MODULES[module].read_text(encoding="utf-8"), (
+            f"entry_points.{constant} = {module!r} has no function {function}()"
+        )
+
+
+def test_the_readme_names_every_module_of_the_instructor_package_once():
+    """README's tree of the instructor's package has one line per module, and no other."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = [line.split()[0] for line in readme.splitlines() if line.startswith("instructor/")]
+    files = sorted(
+        path.relative_to(ROOT).as_posix() for path in (ROOT / "instructor").rglob("*.py")
+    )
+    doubled = sorted({name for name in listed if listed.count(name) > 1})
+    assert sorted(set(listed)) == files and not doubled, (
+        f"README.md's tree of instructor/ leaves out {sorted(set(files) - set(listed))}, "
+        f"names {sorted(set(listed) - set(files))}, which do not exist, and lists "
+        f"{doubled} more than once"
+    )
+
+
 def test_import_tenxor_leaves_the_diagrams_unimported():
     """Drawing and printing find the tensor: the package imports tenxor.diagrams only when a
     diagram is drawn (it costs a noticeable fraction of a second, and check() waits for it)."""
@@ -286,3 +414,23 @@ def test_imports_in_type_checking_blocks_and_function_bodies_count(tmp_path):
         ("pkg.sub.deep", "pkg.low", 2),
     }
     assert find_cycles(import_graph(modules))
+
+
+def test_the_room_rules_name_a_made_up_reach_past_the_interface():
+    imports = [
+        Import("instructor.grading.batch", "instructor.sandbox.launcher", 4),
+        Import("instructor.grading.batch", "instructor.sandbox.interface", 5),
+        Import("instructor.sandbox.interface", "instructor.sandbox.launcher", 9),
+        Import("instructor.sandbox.launcher", "instructor.sandbox.os_calls", 2),
+    ]
+    assert past_the_interface(imports) == [
+        "instructor.grading.batch imports instructor.sandbox.launcher on line 4: outside the "
+        "sandbox, import only instructor.sandbox.interface"
+    ]
+    assert loaded_by("instructor.sandbox.interface", imports) == {
+        "instructor",
+        "instructor.sandbox",
+        "instructor.sandbox.interface",
+        "instructor.sandbox.launcher",
+        "instructor.sandbox.os_calls",
+    }

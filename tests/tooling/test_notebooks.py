@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.release import is_check_cell
+from instructor.authoring.release import is_check_cell
 from tenxor.course.catalog import CATALOG, CHAPTERS, exercises_in
 
 pytestmark = pytest.mark.provided

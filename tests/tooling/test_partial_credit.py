@@ -12,8 +12,8 @@ import pytest
 
 from benchmarks import partial_credit
 from benchmarks.partial_credit import mutations_in, mutations_of
+from instructor.authoring.regions import Region, find_regions
 from instructor.grading.judge_run import reference_tests
-from instructor.regions import Region, find_regions
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import ROOT
 

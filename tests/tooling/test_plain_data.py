@@ -9,8 +9,8 @@ from dataclasses import replace
 
 import pytest
 
-from instructor.judge import tensor_kinds
-from instructor.plain_data import FUNCTION_TAGS, Call, Decoder, Encoder, UnreadableData
+from instructor.grading.judge import judges_kinds
+from instructor.sandbox.plain_data import FUNCTION_TAGS, Call, Decoder, Encoder, UnreadableData
 from tenxor.graph_attention import GATv2
 
 pytestmark = pytest.mark.provided
@@ -18,12 +18,12 @@ pytestmark = pytest.mark.provided
 
 def sent(value: object) -> object:
     """`value` as the judge encodes it, through JSON, as the other side reads it."""
-    return json.loads(json.dumps(Encoder(tensor_kinds(), Call(), lenient=False).encode(value)))
+    return json.loads(json.dumps(Encoder(judges_kinds(), Call(), lenient=False).encode(value)))
 
 
 def received(data: object) -> object:
     """What the worker decodes from `data` (numbering storages, as it numbers arguments)."""
-    return Decoder(tensor_kinds(), Call(), register=True).decode(data)
+    return Decoder(judges_kinds(), Call(), register=True).decode(data)
 
 
 @pytest.mark.parametrize("share_weights", [False, True])
@@ -49,7 +49,7 @@ def test_a_record_of_an_unknown_class_or_with_other_fields_is_refused():
 
 def from_worker(data: object) -> object:
     """What the judge decodes from `data` sent by a worker: data only."""
-    return Decoder(tensor_kinds(), Call(), register=False, data_only=True).decode(data)
+    return Decoder(judges_kinds(), Call(), register=False, data_only=True).decode(data)
 
 
 @pytest.mark.parametrize(
@@ -98,11 +98,11 @@ def test_a_judge_sequence_is_read_back_key_by_key_from_the_judge():
     """A sequence that is no list crosses as reads back: the worker's slice is one read of
     the judge's own object, which sees it."""
     counted, functions = Counted([1.0, 2.0, 3.0, 4.0]), []
-    encoder = Encoder(tensor_kinds(), Call(), lenient=False)
+    encoder = Encoder(judges_kinds(), Call(), lenient=False)
     encoder.functions = lambda function: ["F", functions.append(function) or len(functions) - 1]
     data = json.loads(json.dumps(encoder.encode(counted)))
     assert data == ["Q", 0, 4]
-    kinds = replace(tensor_kinds(), callback=lambda number: functions[number])
+    kinds = replace(judges_kinds(), callback=lambda number: functions[number])
     back = Decoder(kinds, Call(), register=True).decode(data)
     assert len(back) == 4 and back[1:4:2] == [2.0, 4.0] and counted.keys == [slice(1, 4, 2)]
     with pytest.raises(IndexError):
@@ -112,7 +112,7 @@ def test_a_judge_sequence_is_read_back_key_by_key_from_the_judge():
 def test_numpy_arrays_and_scalars_cross_as_values():
     import numpy as np
 
-    kinds = tensor_kinds()
+    kinds = judges_kinds()
     for value in (np.arange(6, dtype=np.int32).reshape(2, 3), np.float32(1.5), np.bool_(True)):
         data = json.loads(json.dumps(Encoder(kinds, Call(), lenient=True).encode(value)))
         back = from_worker(data)
@@ -126,7 +126,7 @@ def test_numpy_arrays_and_scalars_cross_as_values():
 
 
 def test_a_worker_error_is_a_built_in_exception_or_a_worker_error():
-    from instructor.plain_data import WorkerError, raised
+    from instructor.sandbox.plain_data import WorkerError, raised
 
     assert type(raised(["ValueError", "bad"])) is ValueError
     for name in ("SystemExit", "KeyboardInterrupt", "Popen", "__import__"):

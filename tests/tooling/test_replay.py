@@ -1,4 +1,4 @@
-"""Replaying a property test's recorded examples (instructor.replay): the body sees exactly
+"""Replaying a property test's recorded examples (instructor.grading.replay): the body sees exactly
 what hypothesis drew for it, and every way a body can end is told apart."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, example, given, note, settings
 from hypothesis import strategies as st
 
-from instructor.replay import Example, can_replay, recording, replayed
+from instructor.grading.replay import Example, can_replay, recording, replayed
 
 pytestmark = pytest.mark.provided
 
@@ -23,7 +23,7 @@ def recorded(test) -> list[Example]:
 
 
 def test_this_hypothesis_lets_bodies_run_outside_its_engine():
-    assert can_replay(), "instructor.replay cannot build the context note() and assume() need"
+    assert can_replay(), "grading.replay cannot build the context note() and assume() need"
 
 
 def test_a_replayed_body_sees_every_drawn_argument_and_value_in_order():

@@ -12,7 +12,10 @@ from typing import Any
 
 import pytest
 
-from instructor.class_report import (
+from instructor.grading import Assembly, results_json
+from instructor.grading.batch import RECORD as GRADING_RECORD
+from instructor.grading.batch import Batch, UnrecordedResults
+from instructor.grading.class_report import (
     ExerciseSummary,
     FailingTest,
     StartedExercise,
@@ -23,12 +26,9 @@ from instructor.class_report import (
     started_exercises,
     write_class_report,
 )
-from instructor.grading import Assembly, results_json
-from instructor.grading.batch import RECORD as GRADING_RECORD
-from instructor.grading.batch import Batch, UnrecordedResults
 from instructor.grading.student_report import report_html
-from instructor.launcher import SandboxLimits
-from instructor.protections import SandboxMode
+from instructor.sandbox.launcher import SandboxLimits
+from instructor.sandbox.protections import SandboxMode
 from tenxor.course.catalog import BY_ID
 from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run
@@ -259,7 +259,7 @@ def test_grading_and_its_reports_never_import_matplotlib():
     """The autograder installs the grading extra only: grading, report.html and even the
     class report's module load without matplotlib."""
     script = (
-        "import sys, instructor.cli, instructor.grading, instructor.class_report\n"
+        "import sys, instructor.cli, instructor.grading, instructor.grading.class_report\n"
         "from instructor.grading.student_report import report_html\n"
         "print(sorted(m for m in sys.modules if m.startswith('matplotlib')))"
     )

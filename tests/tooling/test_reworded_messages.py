@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from instructor.regions import Region, find_regions
-from instructor.release import NOT_NEEDED_FOR_TESTS, write_tree
-from instructor.verify import suite_options
+from instructor.authoring.regions import Region, find_regions
+from instructor.authoring.release import NOT_NEEDED_FOR_TESTS, write_tree
+from instructor.authoring.verify import suite_options
 from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import SEED_OPTION, Limits, run_tests
 

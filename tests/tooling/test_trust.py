@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from instructor.authoring.regions import find_regions
+from instructor.authoring.release import stubbed_source
 from instructor.grading.bench import Bench, bench_for
 from instructor.grading.intake import assemble
 from instructor.grading.judge_run import record_examples, reference_tests, run_judge, run_judges
-from instructor.launcher import SandboxLimits
-from instructor.protections import SandboxMode
-from instructor.regions import find_regions
-from instructor.release import stubbed_source
+from instructor.sandbox.launcher import SandboxLimits
+from instructor.sandbox.protections import SandboxMode
 from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run
 from tests.tooling.planted import PLANTED, plant

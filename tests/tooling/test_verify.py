@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from instructor.verify import describe, region_problems, verify
+from instructor.authoring.verify import describe, region_problems, verify
 from tests.tooling.submissions import copy_of_reference
 
 ROOT = Path(__file__).resolve().parents[2]

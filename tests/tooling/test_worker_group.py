@@ -40,7 +40,7 @@ time.sleep(600)
 # read the group's CPU time, close the group; print what it measured and what is left.
 GROUP = """\
 import json, os, subprocess, sys, time
-from instructor.worker_group import CgroupGroup, ProcessTree, meter, worker_group
+from instructor.sandbox.worker_group import CgroupGroup, ProcessTree, meter, worker_group
 group = ProcessTree() if sys.argv[1] == "tree" else worker_group("tenxor-test", 1024)
 worker = subprocess.Popen(
     [sys.executable, "-c", sys.argv[2]], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -87,10 +87,10 @@ def test_a_worker_of_the_grading_user_is_in_no_blocks_cgroup(tmp_path):
     """A grading that claims a block of users clears away that block's cgroups (what its
     killed launchers left): the group of a worker that runs as the grading user is never
     named like one, whatever block its settings name."""
+    from instructor.authoring.release import write_tree
     from instructor.grading.bench import RELEASE_TREE_EXCLUDED
-    from instructor.launcher import UID_BASE, Launcher, SandboxConfig, group_kind
-    from instructor.protections import SandboxMode
-    from instructor.release import write_tree
+    from instructor.sandbox.launcher import UID_BASE, Launcher, SandboxConfig, group_kind
+    from instructor.sandbox.protections import SandboxMode
 
     write_tree(ROOT, tmp_path / "release", RELEASE_TREE_EXCLUDED)
     config = SandboxConfig(str(tmp_path / "release"), str(ROOT), SandboxMode.SAME_USER, slot=0)

@@ -25,9 +25,9 @@ from typing import Any
 
 from instructor.grading.bench import bench_for
 from instructor.grading.intake import assemble
-from instructor.launcher import Launcher, SandboxLimits
-from instructor.protections import SandboxMode
-from instructor.sandbox import Sandbox
+from instructor.sandbox.judge_side import Sandbox
+from instructor.sandbox.launcher import Launcher, SandboxLimits
+from instructor.sandbox.protections import SandboxMode
 from tests.tooling.submissions import MODULES, STORAGE, Fixture, appended, stubbed
 
 WALKING = SandboxLimits(call_cpu_seconds=600.0, call_wall_seconds=900.0, answer_mb=64)

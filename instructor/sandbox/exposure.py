@@ -35,6 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
 
+from instructor.entry_points import EXPOSURE, boot_script
+
 SKIPPED = ("/proc", "/sys", "/dev")  # the kernel's own; /dev/shm is walked on its own
 SHARED_MEMORY = ("/dev/shm", "/dev/mqueue")
 FILE_CAP = 4 * 1024 * 1024  # bytes read of one file or archive member
@@ -136,7 +138,7 @@ def hidden_test_texts(path: Path) -> Iterator[str]:
 
 def region_texts(path: Path) -> Iterator[tuple[str, str]]:
     """The text of each solution region of `path`, and which exercise it solves."""
-    from .regions import find_regions
+    from instructor.authoring.regions import find_regions
 
     lines = path.read_text(encoding="utf-8").splitlines()
     for region in find_regions(path):
@@ -147,7 +149,7 @@ def region_texts(path: Path) -> Iterator[tuple[str, str]]:
 def solved_functions(path: Path) -> dict[str, str]:
     """The fingerprint of each function of `path` as its solution regions fill it in, and
     what it is."""
-    from .release import solved_source
+    from instructor.authoring.release import solved_source
 
     return {
         f"{path.name}:{code}": f"the solved {name} of {path.name}, as bytecode"
@@ -160,7 +162,7 @@ def course_secrets(course: Path) -> Secrets:
     every function a region solves, and every top-level definition of the hidden tests; none
     shorter than SHORTEST characters, and none the release's package or public tests hold
     too (as text or as bytecode)."""
-    from .release import stubbed_source
+    from instructor.authoring.release import stubbed_source
 
     package = sorted((course / "tenxor").rglob("*.py"))
     sources = [*map(stubbed_source, package)]
@@ -286,8 +288,8 @@ def check(
 def main(settings_json: str) -> None:
     """The check's own process: as root a handle on each folder a worker imports from, then
     the worker's user; prints its answer as JSON."""
-    from instructor import reachable
-    from instructor.sandbox_worker import become
+    from instructor.sandbox import reachable
+    from instructor.sandbox.os_calls import become
 
     settings = json.loads(settings_json)
     secrets = Secrets.from_json(sys.stdin.read())
@@ -295,15 +297,6 @@ def main(settings_json: str) -> None:
     reachable.reroute(reachable.through_descriptors(handles))
     become(settings["uid"], settings["uid"])
     print(json.dumps(check(settings["closed"], secrets, handles, settings["roots"])))
-
-
-# How grading starts the check: as a worker starts (instructor.sandbox_worker.BOOT).
-CHECK = """\
-import json, sys
-sys.path.insert(0, json.loads(sys.argv[1])["tree"])
-from instructor.exposure import main
-main(sys.argv[1])
-"""
 
 
 def exposure(
@@ -316,7 +309,7 @@ def exposure(
     settings = {"uid": uid, "closed": [str(f) for f in closed], "tree": str(tree)}
     settings["roots"] = [str(root) for root in roots] if roots else None
     done = subprocess.run(
-        [sys.executable, "-I", "-c", CHECK, json.dumps(settings)],
+        [sys.executable, "-I", "-c", boot_script(EXPOSURE), json.dumps(settings)],
         input=secrets.to_json(),
         capture_output=True,
         text=True,

@@ -1,7 +1,7 @@
 """The sandbox's modes, the protections each mode turns on, and a worker's settings.
 
 A mode is how far grading can confine submitted code on this machine. Each protection is one
-named step that says what it does: the sandbox worker (instructor.sandbox_worker) applies the
+named step that says what it does: the sandbox worker (instructor.sandbox.worker) applies the
 ones it owns, in the order of PROTECTIONS, by their names; the launcher and grading apply the
 others; and what a student and the instructor are told about a grading is made of the same
 steps' words. The sandbox worker imports this module before it confines itself, so it needs
@@ -80,8 +80,8 @@ class Protection:
         return f"Off here: {self.name}" + (f" ({self.when_off})." if self.when_off else ".")
 
 
-# In the order they are taken: bubblewrap's (instructor.allowlist), the worker's own steps
-# (instructor.sandbox_worker), the launcher's and grading's, the judge's.
+# In the order they are taken: bubblewrap's (instructor.sandbox.allowlist), the worker's own steps
+# (instructor.sandbox.worker), the launcher's and grading's, the judge's.
 ALLOWLIST = Protection(
     "an allowlisted file system",
     "it ran in bubblewrap, whose file system held only the shared libraries, the interpreter "
@@ -148,7 +148,7 @@ DIES_WITH_LAUNCHER = Protection(
     "it was killed as soon as the process that started it ended",
     EVERY_MODE,
 )
-# Taken by the launcher (instructor.launcher), which starts the worker and the judge.
+# Taken by the launcher (instructor.sandbox.launcher), which starts the worker and the judge.
 ONE_GROUP = Protection(
     "one group for all its processes",
     "the kernel counted the worker and every process it started together (their CPU time "
@@ -175,7 +175,7 @@ JUDGE_USER = Protection(
     WITH_OTHER_USERS,
     "the judge ran as the grading user too",
 )
-# Kept by the judge (instructor.sandbox, instructor.plain_data).
+# Kept by the judge (instructor.sandbox.judge_side, instructor.sandbox.plain_data).
 PLAIN_DATA = Protection(
     "plain data only",
     "the judge took only plain data from the worker: no function, module or class, and no "
@@ -236,7 +236,7 @@ class WorkerSettings:
     argument: what its code could read anyway)."""
 
     package: str  # the folder holding the package to run
-    tree: str  # the judge's tree, where it imports instructor.sandbox_worker from
+    tree: str  # the judge's tree, where it imports instructor.sandbox.worker from
     mode: SandboxMode
     modules: tuple[str, ...]  # what it imports: the submission
     uid: int | None  # its user (None: the launcher's own)

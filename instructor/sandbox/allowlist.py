@@ -32,7 +32,15 @@ from pathlib import Path
 SANDBOX = Path("/sandbox")
 PACKAGE = SANDBOX / "package"  # inside the view: the package to run
 GRADING = SANDBOX / "grading"  # inside the view: the worker's own modules
-WORKER_MODULES = ("__init__", "sandbox_worker", "plain_data", "protections", "reachable")
+# The worker's own modules (and the packages holding them), as paths in the judges' tree.
+WORKER_MODULES = (
+    "instructor/__init__.py",
+    "instructor/sandbox/__init__.py",
+    *(
+        f"instructor/sandbox/{name}.py"
+        for name in ("worker", "os_calls", "plain_data", "protections", "reachable")
+    ),
+)
 LEARNER_PACKAGES = ("numpy", "ml_dtypes")  # the third-party packages a submission may import
 TOP_LINKS = ("lib", "lib64", "lib32", "libx32", "bin")
 
@@ -152,9 +160,8 @@ def view(package: str, tree: str, system: tuple[tuple[str, ...], ...] = ()) -> V
     judges' tree `tree`, over `system` (system_steps(), found once for a whole batch: ldd
     takes a second or two; found here when not given)."""
     steps = list(system or system_steps())
-    grading = Path(tree) / "instructor"
-    steps += [("--ro-bind", str(grading / f"{name}.py"), f"{GRADING}/instructor/{name}.py")
-              for name in WORKER_MODULES]  # fmt: skip
+    steps += [("--ro-bind", str(Path(tree) / module), f"{GRADING}/{module}")
+              for module in WORKER_MODULES]  # fmt: skip
     steps.append(("--ro-bind", package, str(PACKAGE)))
     return View((*folders_above(steps), *steps), interpreter())
 

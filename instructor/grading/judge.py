@@ -1,20 +1,21 @@
 """The judge: a pytest plugin that grades submissions without running a line of them.
 
-Loaded with `-p instructor.judge` in the judges' tree, which holds the instructor's
+Loaded with `-p instructor.grading.judge` in the judges' tree, which holds the instructor's
 reference solutions (readable by the judges alone), with a sandbox configuration for each
 submission it grades (a JSON list) in the TENXOR_SANDBOX variable. Several submissions are
 graded in turn, each with workers of its own, by one process: it collects the tests once,
-and draws each property test's examples once (instructor.replay), or takes them from the
-files the batch's recorders wrote (TENXOR_RECORDED). A recorder is a judge without
+and draws each property test's examples once (instructor.grading.replay), or takes them from
+the files the batch's recorders wrote (TENXOR_RECORDED). A recorder is a judge without
 submissions (TENXOR_RECORD): it draws the examples of its share of the property tests with
 the reference solutions and pickles them for the judges of its batch. Before any test is
 collected, every exercise function, wherever the package holds it, becomes a proxy. During a
 test of exercise X, X's proxy calls the submission's function in the sandbox worker
-(instructor.sandbox), and every other exercise's proxy calls the instructor's reference: so
-only X's function runs submitted code, and what builds a test's inputs or compares its
-results never does. Public tests run first; a worker that served them is stopped before a
-hidden test's first call, and the next one starts from nothing (instructor.leftovers), so
-nothing of a hidden test can reach a public one.
+(instructor.sandbox.worker, through instructor.sandbox.judge_side), and every other
+exercise's proxy calls the instructor's reference: so only X's function runs submitted code,
+and what builds a test's inputs or compares its results never does. Public tests run first;
+a worker that served them is stopped before a hidden test's first call, and the next one
+starts from nothing (instructor.sandbox.leftovers), so nothing of a hidden test can reach a
+public one.
 
 When a test replaces an exercise function by a stand-in, calls into the worker carry the
 stand-in along for the exercises that build on it. Each report names the exercises whose
@@ -25,7 +26,7 @@ calls went to the worker (`report.crossed`) and the submission it graded
 The judge starts as root when grading does, and gives root up before it runs a test (before
 it reads a byte from a worker): it becomes a user of its own, which may read its own tree
 and write only its own folder. Workers are started for it by a launcher process that keeps
-root (instructor.launcher) and never reads what they send. Its first worker starts before
+root (instructor.sandbox.launcher) and never reads what they send. Its first worker starts before
 the first test: if the submission does not import, the judge writes why to its file of those
 TENXOR_IMPORT_PROBLEM lists and fails every call at once; grading then finds the modules to
 blame with `check_imports`, which tries packages in workers the same way.
@@ -47,11 +48,16 @@ from typing import Any
 
 import pytest
 
-from instructor import plain_data
-from instructor.launcher import SandboxConfig, give_up_root, launcher_for
-from instructor.plain_data import Kinds
-from instructor.replay import Example, is_property_test, recording, replayed
-from instructor.sandbox import Raising, Sandbox
+from instructor.grading.replay import Example, is_property_test, recording, replayed
+from instructor.sandbox.interface import (
+    Kinds,
+    Raising,
+    Sandbox,
+    SandboxConfig,
+    give_up_root,
+    launcher_for,
+    tensor_kinds,
+)
 from tenxor.course.catalog import (
     BY_ID,
     CATALOG,
@@ -70,7 +76,7 @@ SANDBOXES: list[Sandbox] = []  # one for each submission this judge grades, in t
 IMPORT_PROBLEMS: list[Path] = []  # where to write why each submission does not import
 GRADED: list[Path] = []  # the file each submission's end makes, once its reports are written
 # The submission whose tests are running (its index in SANDBOXES), or None while the
-# reference solutions run every property test to record its examples (instructor.replay).
+# reference solutions run every property test to record its examples (instructor.grading.replay).
 GRADING: dict[str, int | None] = {"submission": 0}
 EXAMPLES: dict[str, list[Example]] = {}  # test -> the examples recorded for it
 EXAMPLE_FILES: list[Path] = []  # where the batch's recorders left examples (TENXOR_RECORDED)
@@ -90,10 +96,10 @@ Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it s
 CALLS: dict[str, tuple[tuple, dict[str, Any], Any, bool]] = {}
 
 
-def tensor_kinds() -> Kinds:
+def judges_kinds() -> Kinds:
     """The judge's own tensor classes and the catalog's records, which decoded results are
     made of (and no way to find a function: nothing the worker sends may name one)."""
-    return plain_data.tensor_kinds(importlib.import_module("tenxor"), records=RECORDS)
+    return tensor_kinds(importlib.import_module("tenxor"), records=RECORDS)
 
 
 def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:
@@ -210,7 +216,7 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # an xdist controller: it runs no test, so it needs no worker
     index = int(workerinput["workerid"].removeprefix("gw")) if workerinput else 0
     pin(sandbox_config.slot + index)  # first: the launchers, and so the workers, on one CPU
-    kinds = tensor_kinds()
+    kinds = judges_kinds()
     for each in configs:  # each launcher started while the judge is still root
         mine = dataclasses.replace(each, slot=each.slot + index)
         SANDBOXES.append(Sandbox(mine, kinds, launcher_for(mine)))
@@ -224,7 +230,7 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     recorded examples: pytest's own loop runs its tests. Otherwise the property tests' examples
     are taken from the recorders' files, or recorded here (the reference solutions run the
     property tests once), then each submission's tests run in turn, the property tests on
-    the recorded examples (instructor.replay)."""
+    the recorded examples (instructor.grading.replay)."""
     if CONFIG is not None:
         give_up_root(CONFIG)
     if RECORDER:

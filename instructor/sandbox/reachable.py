@@ -11,7 +11,7 @@ handles from then on: lazily loaded submodules (`concurrent.futures.thread`,
     reroute(through_descriptors(handles))  # imports read /proc/self/fd/N/...
 
 (In the isolated mode the worker needs none of this: bubblewrap's view holds the folders it
-imports from, read-only, and nothing else: instructor.allowlist.)
+imports from, read-only, and nothing else: instructor.sandbox.allowlist.)
 """
 
 from __future__ import annotations

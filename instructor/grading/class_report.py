@@ -24,8 +24,8 @@ from tenxor.course.catalog import BY_ID
 from tenxor.course.engine import function_of, short_name
 from tenxor.course.files import write_atomically
 
-from .grading.batch import REPORT, recorded_results, shown
-from .grading.student_report import STYLE, page, points
+from .batch import REPORT, recorded_results, shown
+from .student_report import STYLE, page, points
 
 LISTED_TESTS = 15  # the tests that fail most, in the plot and the table
 LISTED_REASONS = 3  # the most common reasons given per failing test

@@ -20,6 +20,8 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
+import importlib
 import os
 import shutil
 import signal
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from instructor.entry_points import PROBE, module_files
 from tenxor.course.catalog import (
     BY_ID,
     CATALOG,
@@ -61,7 +64,6 @@ from tenxor.course.engine import (
     tail,
 )
 
-from .plain_data import records_named
 from .regions import RegionError, regions_in
 from .release import (
     INSTRUCTOR_ONLY,
@@ -186,11 +188,11 @@ def gate_stubs(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
     their own exercise and of the exercises it depends on."""
     probe = scratch / "probe"
     write_tree(root, probe, NOT_NEEDED_FOR_TESTS, rewrite=probed_source)
-    (probe / "instructor").mkdir()  # the probe plugin, which the probe lines call
-    for name in ("__init__.py", "probe.py"):
-        shutil.copyfile(root / "instructor" / name, probe / "instructor" / name)
+    for relative in module_files(PROBE):  # the probe plugin, which the probe lines call
+        (probe / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / relative, probe / relative)
     options = [*suite_options(probe), *scope.test_options(probe), "-m", "not provided"]
-    options += ["-p", "instructor.probe"]
+    options += ["-p", PROBE]
     reached = run_tests(probe, options, VERIFY_LIMITS)
     stubbed = run_tests(probe, [*options, "--stub-own"], VERIFY_LIMITS)
     tests = exercise_tests_of(reached)
@@ -246,10 +248,20 @@ def manifest_problems(root: Path, owners: dict[str, str]) -> list[str]:
               for path in hidden_tests() if not path.startswith(HIDDEN_TESTS + "/")]  # fmt: skip
     found += [problem for test, owner in sorted(owners.items())
               if (problem := misplaced_test(test, owner))]  # fmt: skip
-    records = records_named(RECORDS)  # by class name: those that are frozen dataclasses
     found += [f"record {name} is not a frozen dataclass" for name in RECORDS
-              if name.rsplit(".", 1)[-1] not in records]  # fmt: skip
+              if not is_frozen_dataclass(named_object(name))]  # fmt: skip
     return found
+
+
+def named_object(name: str) -> object:
+    """The object a dotted "module.attribute" name stands for (None when there is none)."""
+    module, attribute = name.rsplit(".", 1)
+    return getattr(importlib.import_module(module), attribute, None)
+
+
+def is_frozen_dataclass(value: object) -> bool:
+    """Whether `value` is a dataclass whose instances cannot be changed."""
+    return dataclasses.is_dataclass(value) and value.__dataclass_params__.frozen
 
 
 def region_problems(root: Path) -> list[str]:

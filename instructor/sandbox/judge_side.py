@@ -3,7 +3,7 @@ functions in it, and keep it within its limits.
 
 A call sends its arguments as plain data and waits for plain data back, serving the worker's
 calls of judge functions meanwhile. Everything the worker sends is decoded as data only
-(instructor.plain_data), within a byte budget per answer. Limits hold per call (CPU time; a
+(instructor.sandbox.plain_data), within a byte budget per answer. Limits hold per call (CPU time; a
 wall-clock time for a call that sleeps) and per exercise (a few calls that crash, hang or run
 out of time, and budgets of CPU time and of time by the clock; then its further calls fail at
 once), so one exercise's trouble costs nobody else: the start-up of the worker that replaces
@@ -27,8 +27,8 @@ calls made one at a time, as are the exercise's later ones: once per exercise of
 submission, at most BATCH_SECONDS by the clock more, charged to nobody.
 
 CPU time and memory are the kernel's figures for the worker and every process it started
-(instructor.worker_group), never the worker's own. Workers are started and killed by a
-launcher (instructor.launcher), which keeps root when the judge gives it up; this side only
+(instructor.sandbox.worker_group), never the worker's own. Workers are started and killed by a
+launcher (instructor.sandbox.launcher), which keeps root when the judge gives it up; this side only
 talks to them. A worker that dies, hangs or talks out of form is killed with everything it
 started, and the next call starts a new one.
 """
@@ -44,9 +44,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from instructor import plain_data
-from instructor.launcher import Launcher, LauncherClient, SandboxConfig
-from instructor.plain_data import (
+from instructor.sandbox import plain_data
+from instructor.sandbox.launcher import Launcher, LauncherClient, SandboxConfig
+from instructor.sandbox.plain_data import (
     HEADER,
     Call,
     Decoder,
@@ -55,7 +55,7 @@ from instructor.plain_data import (
     UnreadableData,
     raised,
 )
-from instructor.worker_group import meter
+from instructor.sandbox.worker_group import meter
 from tenxor.course.engine import exit_in_words
 
 TICK_SECONDS = 1.0  # how often a waiting judge reads the worker's CPU time
@@ -110,7 +110,7 @@ class Account:
 
 class Sandbox:
     """One worker at a time for one submission, and the calls the judge makes into it. The
-    worker is started and killed by a launcher (instructor.launcher); this side only talks
+    worker is started and killed by a launcher (instructor.sandbox.launcher); this side only talks
     to it, over two pipes, and reads its CPU time as the kernel counts it."""
 
     def __init__(

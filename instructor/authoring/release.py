@@ -5,9 +5,10 @@ A stub is one line at the region's indentation,
 Hidden tests, the tooling's own tests and CI files stay behind. Notebooks travel with their
 outputs, but for the answers of predict-then-run cells (tagged `predict`) and the reports of
 check cells (a verdict stored before the learner has written anything would be a lie).
-Markdown files leave out their instructor-only sections, and Python scripts such as course.py
-their instructor-only blocks, so that the release speaks only of what a learner runs. The same
-source tree always gives the same release, byte for byte.
+Markdown files leave out their instructor-only sections, so that the release speaks only of
+what a learner runs (course.py is the learner's alone, the same in both trees; the
+instructor's test run is instructor.ci). The same source tree always gives the same release,
+byte for byte.
 
 The solutions release, for after the deadline, is the same tree with every solution region
 filled in instead: the reference code kept without its marker lines, as a learner's finished
@@ -25,7 +26,8 @@ from collections.abc import Callable, Collection, Iterator
 from fnmatch import fnmatch
 from pathlib import Path
 
-from tenxor.course.catalog import BY_ID, HIDDEN_TESTS, TOOLING_TESTS, Exercise, stub_line
+from instructor.entry_points import probe_line
+from tenxor.course.catalog import BY_ID, HIDDEN_TESTS, TOOLING_TESTS, stub_line
 
 from .regions import RegionError, find_regions
 
@@ -75,16 +77,8 @@ PREDICT_TAG = "predict"
 CHECK_CALL = re.compile(r"^\s*check\(", re.MULTILINE)
 # The lines around a Markdown section that is for instructors only.
 INSTRUCTOR_BEGIN, INSTRUCTOR_END = "<!-- instructor -->", "<!-- /instructor -->"
-# The comment lines around a block of a Python script (course.py) that is for instructors only;
-# the first may go on with an explanation, e.g. `# <instructor>: the release leaves this out`.
-SCRIPT_BEGIN, SCRIPT_END = "# <instructor>", "# </instructor>"
 # The comment that ends a line of pyproject.toml that is for instructors only.
 INSTRUCTOR_LINE = "# instructor only"
-
-
-def probe_line(exercise: Exercise, indent: str) -> str:
-    """The line a probe tree puts at the top of a region: it notes that a test reached it."""
-    return f'{indent}__import__("instructor.probe").probe.reach("{exercise.id}")\n'
 
 
 def stubbed_source(path: Path, stubbed: Collection[str] | None = None) -> str:
@@ -118,7 +112,7 @@ def probed_source(path: Path) -> str:
     """The text of `path` with a probe line at the top of every solution region."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
     for region in reversed(find_regions(path, set(BY_ID))):
-        lines.insert(region.begin, probe_line(BY_ID[region.exercise_id], region.indent))
+        lines.insert(region.begin, probe_line(region.indent, region.exercise_id))
     return "".join(lines)
 
 
@@ -181,12 +175,6 @@ def without_instructor_sections(text: str, name: str = "text") -> str:
     return without_sections(text, INSTRUCTOR_BEGIN, INSTRUCTOR_END, name).rstrip("\n") + "\n"
 
 
-def without_instructor_blocks(text: str, name: str = "script") -> str:
-    """A Python script without its instructor-only blocks: the lines from `# <instructor>` to
-    `# </instructor>`, both included."""
-    return without_sections(text, SCRIPT_BEGIN, SCRIPT_END, name)
-
-
 def has_line(text: str, start: str) -> bool:
     """Whether a line of `text`, without surrounding blanks, starts with `start`."""
     return any(line.strip().startswith(start) for line in text.splitlines())
@@ -204,13 +192,8 @@ def released_document(
         return released_notebook(source, hides)
     if relative.suffix == ".md":
         text = source.read_text(encoding="utf-8")
-        if has_line(text, INSTRUCTOR_BEGIN):
+        if has_line(text, INSTRUCTOR_BEGIN) or has_line(text, INSTRUCTOR_END):
             return without_instructor_sections(text, relative.as_posix())
-        return None
-    if relative.suffix == ".py":
-        text = source.read_text(encoding="utf-8")
-        if has_line(text, SCRIPT_BEGIN):
-            return without_instructor_blocks(text, relative.as_posix())
         return None
     if relative.name == "pyproject.toml":
         lines = source.read_text(encoding="utf-8").splitlines(keepends=True)

@@ -19,9 +19,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from instructor.authoring.release import LOCAL_ONLY, course_files, write_tree
 from tenxor.course.catalog import TOOLING_TESTS
-
-from .release import LOCAL_ONLY, course_files, write_tree
 
 # What grading does not need: the notebooks, pictures, benchmarks and CI of the course.
 NOT_NEEDED_FOR_GRADING = (

@@ -21,14 +21,14 @@ CPU time is summed over /proc, and stopping kills every descendant.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import itertools
 import os
 import signal
 import time
 from pathlib import Path
 
-PR_SET_CHILD_SUBREAPER = 36
+from instructor.sandbox.os_calls import become_subreaper
+
 SCAN_SECONDS = 1.0  # how stale the /proc sum of the other processes may be
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 NAMES = itertools.count()
@@ -221,7 +221,7 @@ class ProcessTree:
     a worker started (and orphaned) stays below it."""
 
     def __init__(self) -> None:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        become_subreaper()
         self.pid = 0
 
     def adopt(self, pid: int) -> None:

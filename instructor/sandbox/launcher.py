@@ -13,7 +13,7 @@ and never reads a byte of them: nothing a worker sends reaches a process with pr
 
 Without root (SandboxMode.SAME_USER, UNPROTECTED), the judge uses a `Launcher` of its own in
 its process.
-Of the protections (instructor.protections), the launcher takes ONE_GROUP, NOTHING_LEFT and
+Of the protections (instructor.sandbox.protections), the launcher takes ONE_GROUP, NOTHING_LEFT and
 OWN_ENVIRONMENT for every worker, and the judge JUDGE_USER through `give_up_root`.
 """
 
@@ -36,10 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from instructor import plain_data, reachable
-from instructor.allowlist import GRADING, PACKAGE, bwrap_command, view
-from instructor.leftovers import remove_leftovers
-from instructor.protections import (
+from instructor.entry_points import LAUNCHER, WORKER, boot_script, serve_script
+from instructor.sandbox import plain_data, reachable
+from instructor.sandbox.allowlist import GRADING, PACKAGE, bwrap_command, view
+from instructor.sandbox.leftovers import remove_leftovers
+from instructor.sandbox.os_calls import STOP_SIGNAL, become, die_with
+from instructor.sandbox.protections import (
     ALLOWLIST,
     OWN_IPC,
     OWN_TMP,
@@ -48,15 +50,7 @@ from instructor.protections import (
     WorkerSettings,
     fields_of,
 )
-from instructor.sandbox_worker import (
-    BOOT,
-    PR_SET_PDEATHSIG,
-    STOP_SIGNAL,
-    become,
-    die_with,
-    libc_call,
-)
-from instructor.worker_group import remove_groups, worker_group
+from instructor.sandbox.worker_group import remove_groups, worker_group
 
 UID_BASE = 61000  # grading's users: UID_BASE + BLOCK * block + place in the block
 BLOCK = 64  # users per grading command; each command on a machine claims a block of them
@@ -88,7 +82,7 @@ class SandboxConfig:
 
     package: str  # the folder holding the tenxor package to run: the release's, with the
     # submission's exercise modules
-    tree: str  # the judge's tree, where the worker imports instructor.sandbox_worker from
+    tree: str  # the judge's tree, where the worker imports instructor.sandbox.worker from
     mode: SandboxMode  # how far the worker is confined
     slot: int  # which worker user and CPU this judge takes
     users: int = UID_BASE  # the first user of the block this grading claimed
@@ -240,7 +234,7 @@ class Launcher:
         self.home = tempfile.mkdtemp(prefix="tenxor-worker-")  # only its user may enter it
         settings = self.worker_settings(self.config.package, self.config.tree, commands, replies)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", BOOT, settings.to_json()],
+            [sys.executable, "-I", "-c", boot_script(WORKER), settings.to_json()],
             pass_fds=(commands, replies),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -253,7 +247,7 @@ class Launcher:
         return self.process.pid
 
     def start_in_view(self, commands: int, replies: int) -> int:
-        """Start the worker in bubblewrap's allowlisted view (instructor.allowlist), from a
+        """Start the worker in bubblewrap's allowlisted view (instructor.sandbox.allowlist), from a
         process that first enters the worker's group, so that bubblewrap and all it starts
         are counted from their first instruction; the worker's ID, as bubblewrap tells it."""
         settings = self.worker_settings(str(PACKAGE), str(GRADING), commands, replies)
@@ -262,7 +256,7 @@ class Launcher:
         info, told = os.pipe()
         own_user = OWN_USER.is_on(self.config.mode)
         command += bwrap_command(seen, self.config.limits.file_mb, told, own_user)
-        command += [seen.interpreter, "-I", "-c", BOOT, settings.to_json()]
+        command += [seen.interpreter, "-I", "-c", boot_script(WORKER), settings.to_json()]
         # What bubblewrap says if it fails (the worker, once started, may write its own
         # file-size limit's worth there too: the file has no name and goes with it).
         with tempfile.TemporaryFile() as complaints:
@@ -382,7 +376,14 @@ class LauncherClient:
     def __init__(self, config: SandboxConfig) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-c", SERVE, config.to_json(), str(theirs.fileno())],
+            [
+                sys.executable,
+                "-I",
+                "-c",
+                serve_script(LAUNCHER),
+                config.to_json(),
+                str(theirs.fileno()),
+            ],
             pass_fds=(theirs.fileno(),),
             stdin=subprocess.DEVNULL,
             cwd=config.tree,
@@ -452,7 +453,7 @@ def serve(config: SandboxConfig, connection: socket.socket) -> None:
 def main(config_json: str, descriptor: str) -> None:
     """The launcher process: it ends (stopping its worker) when the judge ends."""
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGTERM))
+    die_with(os.getppid(), signal.SIGTERM)
     connection = socket.socket(fileno=int(descriptor))
     serve(SandboxConfig.from_json(config_json), connection)
 
@@ -465,10 +466,4 @@ for procs in json.loads(sys.argv[1]):
     with open(procs, "w") as stream:
         stream.write(str(os.getpid()))
 os.execv(sys.argv[2], sys.argv[2:])
-"""
-SERVE = """\
-import sys
-sys.path.insert(0, ".")
-from instructor.launcher import main
-main(*sys.argv[1:])
 """

@@ -1,13 +1,13 @@
 """The sandbox worker: the one process that runs a submission's code, for the judge.
 
-A launcher (instructor.launcher) starts it for the judge (instructor.sandbox), with a
-configuration and two pipes to the judge. In order:
+A launcher (instructor.sandbox.launcher) starts it for the judge (whose side is
+instructor.sandbox.judge_side), with a configuration and two pipes to the judge. In order:
 
 1. It waits for the launcher's "go" (by then the kernel counts it, and all it will start,
    in the worker's group). While only the course's own code runs, it imports what the library
    needs and confines itself: it takes its own steps (STEPS) of the protections its mode
-   turns on (instructor.protections), in their order. In the isolated mode it starts inside
-   bubblewrap (instructor.allowlist), whose file system holds only what it needs, read-only,
+   turns on (instructor.sandbox.protections), in their order. In the isolated mode it starts inside
+   bubblewrap (instructor.sandbox.allowlist), whose file system holds only what it needs, read-only,
    and a /tmp of its own, in namespaces of its own: it becomes a user of its own with no
    groups and no way back to a privilege, and caps its memory, processes, open files and
    file size. Without namespaces it copies the package it will run into a folder of its own
@@ -26,14 +26,13 @@ configuration and two pipes to the judge. In order:
    judge asks for its items, ["next", number], and the worker answers ["item", value],
    ["stop"] or ["raise", error], making each item only when it is asked for.
 
-Everything it sends is plain data (instructor.plain_data), which the judge decodes as data
+Everything it sends is plain data (instructor.sandbox.plain_data), which the judge decodes as data
 only: no function, module or class is taken from it, and no figure it could report (its CPU
 time, its memory) is asked for: the judge reads those from the kernel.
 """
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import json
 import os
@@ -45,9 +44,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from instructor import plain_data, reachable
-from instructor.plain_data import HEADER, SCALARS, Call, Decoder, Encoder, Kinds, error_data
-from instructor.protections import (
+from instructor.sandbox import plain_data, reachable
+from instructor.sandbox.os_calls import STOP_SIGNAL, become, die_with, no_new_privileges
+from instructor.sandbox.plain_data import HEADER, SCALARS, Call, Decoder, Encoder, Kinds, error_data
+from instructor.sandbox.protections import (
     ALLOWLIST,
     DIES_WITH_LAUNCHER,
     LIMITS,
@@ -65,12 +65,10 @@ PRELOADED = (
     "struct", "textwrap", "traceback", "types", "typing", "warnings", "weakref",
     "encodings.idna", "encodings.latin_1", "encodings.ascii",
 )  # fmt: skip
-PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 OPEN_FILES = 256
 # What one read of the judge's pipe asks for: what a pipe holds. (Asking for much more costs
 # an allocation of that size on every read, several times the cost of a small call.)
 READ_BYTES = 1 << 16
-STOP_SIGNAL = signal.SIGUSR1  # what the judge sends when a call has used up its CPU time
 
 
 class CallLimit(BaseException):
@@ -105,14 +103,6 @@ class Channel:
         return json.loads(payload)
 
 
-def libc_call(name: str, *arguments: Any) -> None:
-    """Call a C library function that returns -1 on failure; OSError if it fails."""
-    function = getattr(ctypes.CDLL(None, use_errno=True), name)
-    if function(*arguments) != 0:
-        error = ctypes.get_errno()
-        raise OSError(error, f"{name}: {os.strerror(error)}")
-
-
 def read_package(folder: Path) -> dict[str, bytes]:
     """Every file of the package to run, relative to `folder`."""
     return {
@@ -129,21 +119,6 @@ def write_package(files: dict[str, bytes], folder: Path) -> None:
         target.write_bytes(data)
 
 
-def become(uid: int, gid: int) -> None:
-    """Drop every privilege: user `uid`, group `gid`, no supplementary groups."""
-    os.setgroups([])
-    os.setresgid(gid, gid, gid)
-    os.setresuid(uid, uid, uid)
-
-
-def die_with(parent: int) -> None:
-    """Be killed when the process that started this one ends (a change of user clears
-    that, so after it); end now if it already has."""
-    libc_call("prctl", PR_SET_PDEATHSIG, int(signal.SIGKILL))
-    if os.getppid() != parent:
-        os._exit(1)
-
-
 @dataclass
 class Confinement:
     """A worker confining itself: its settings, and what its steps have done so far."""
@@ -155,7 +130,7 @@ class Confinement:
 
     @property
     def in_view(self) -> bool:
-        """Whether the worker runs in bubblewrap's allowlisted view (instructor.allowlist)."""
+        """Whether the worker runs in bubblewrap's allowlisted view (sandbox/allowlist.py)."""
         return ALLOWLIST.is_on(self.settings.mode)
 
     def held(self) -> dict[str, int]:
@@ -191,7 +166,7 @@ def own_user(confinement: Confinement) -> None:
         for folder in (scratch.parent, scratch):
             os.chown(folder, uid, uid)
     become(uid, uid)
-    libc_call("prctl", PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    no_new_privileges()
 
 
 def set_limits(confinement: Confinement) -> None:
@@ -219,7 +194,7 @@ def die_with_launcher(confinement: Confinement) -> None:
 
 
 # The steps a worker takes itself, by the names of the protections they are (bubblewrap
-# takes the others, where the mode turns them on: instructor.allowlist).
+# takes the others, where the mode turns them on: instructor.sandbox.allowlist).
 STEPS: dict[str, Callable[[Confinement], None]] = {
     OWN_USER.name: own_user,
     LIMITS.name: set_limits,
@@ -416,13 +391,3 @@ def main(settings_json: str) -> None:
             worker.answer_batch(message)
         else:
             worker.answer(message)
-
-
-# How the launcher starts a worker, its settings (WorkerSettings) as its first argument:
-# with the judge's tree (for this module) first on the path.
-BOOT = """\
-import json, sys
-sys.path.insert(0, json.loads(sys.argv[1])["tree"])
-from instructor.sandbox_worker import main
-main(sys.argv[1])
-"""

@@ -1,5 +1,5 @@
-"""Pytest plugin for verify's probe trees, loaded with `-p instructor.probe`: which solution
-regions each test reaches, and each test run with its own exercise stubbed.
+"""Pytest plugin for verify's probe trees, loaded with `-p instructor.authoring.probe`: which
+solution regions each test reaches, and each test run with its own exercise stubbed.
 
 A probe tree (see release.probed_source) calls `reach(id)` at the top of every solution
 region. The regions a test reached go into its `user_properties` as ("reached", [ids]),

@@ -1,0 +1,154 @@
+"""The instructor's test run, what CI runs: `python3 -m instructor.ci` in the instructor's tree.
+
+It sets up `.venv` the way the learner's `course.py` does (with the `dev` extra), compiles the
+course once for the run's many processes, lints with ruff, then runs `tenxor-instructor
+verify` (whose first gate runs every test, public and hidden) followed by `pytest --nbval` on
+the notebooks, beside the tests of the course tooling, which run side by side a file at a
+time; the reports of verify and nbval follow theirs. Under CI (CI=true) it first installs the
+Debian packages some tests need (SYSTEM_PACKAGES). It needs only the standard library: it
+runs before anything is installed.
+
+    python3 -m instructor.ci                 # everything, as CI runs it
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import course  # the learner's bootstrap, course.py, at the top of the tree (the current folder)
+from instructor.entry_points import CLI
+
+ROOT = Path(course.__file__).resolve().parent
+
+EXTRA = "dev"  # the instructor's run also lints, grades and checks notebooks
+# Debian's packages that tests need, each with the commands that show it is installed:
+# Chromium for the browser tests, Slurm and munge for the test of grading as a job array.
+SYSTEM_PACKAGES = {
+    "chromium": ("chromium", "chromium-browser", "google-chrome"),
+    "slurmctld": ("slurmctld",),
+    "slurmd": ("slurmd",),
+    "slurm-client": ("sbatch",),
+    "munge": ("munged",),
+}
+
+
+def missing_packages() -> list[str]:
+    """Those of SYSTEM_PACKAGES none of whose commands this machine has."""
+    where = f"{os.environ.get('PATH', '')}:/usr/sbin:/sbin"
+    return [package for package, commands in SYSTEM_PACKAGES.items()
+            if not any(shutil.which(command, path=where) for command in commands)]  # fmt: skip
+
+
+def packages_for_ci(log: Path) -> subprocess.Popen | None:
+    """Under CI (CI=true), start installing the missing SYSTEM_PACKAGES, with their output
+    into `log`; the installing process, if one started."""
+    missing = missing_packages()
+    if os.environ.get("CI") != "true" or not missing:
+        return None
+    if not shutil.which("apt-get"):
+        print(f"CI=true, but there is no apt-get to install {', '.join(missing)}: "
+              "the tests that need them will fail.")  # fmt: skip
+        return None
+    print(f"Installing {', '.join(missing)} from Debian's packages for the tests ...", flush=True)
+    apt = "apt-get" if os.geteuid() == 0 else "sudo -n apt-get"
+    install = f"{apt} install -y -qq --no-install-recommends {' '.join(missing)}"
+    environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    with log.open("wb") as output:
+        return subprocess.Popen(["sh", "-c", f"{apt} update -qq && {install}"], stdout=output,
+                                stderr=output, env=environment)  # fmt: skip
+
+
+def packages_installed(installing: subprocess.Popen | None, log: Path) -> None:
+    """Wait until the packages are installed; show the end of its `log` if that failed."""
+    if installing is not None and installing.wait() != 0:
+        sys.stdout.buffer.write(log.read_bytes()[-4000:])
+        print("Installing the packages failed (see above): the tests that need them will fail.",
+              flush=True)  # fmt: skip
+
+
+def set_up() -> None:
+    """.venv with the `dev` extra, while the system packages install beside it."""
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "apt-get.log"
+        installing = packages_for_ci(log)
+        course.set_up(EXTRA)
+        packages_installed(installing, log)
+
+
+def compile_course() -> None:
+    """Compile the course's modules, and pytest's rewriting of its test modules, once: the
+    run's many processes then load that bytecode instead of compiling the sources again
+    each (they write none where PYTHONDONTWRITEBYTECODE is set, as on many CI machines)."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    python = str(course.venv_python())
+    compiling = [python, "-m", "compileall", "-q", "tenxor", "instructor", "benchmarks"]
+    rewriting = [python, "-m", "pytest", "--collect-only", "-q", "tests"]
+    for command in (compiling, rewriting):
+        subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+
+
+def lint() -> int:
+    """ruff's check and its formatting check; their exit code, with what to do."""
+    python = course.venv_python()
+    if course.run(python, "-m", "ruff", "check", ".") != 0:
+        print("ruff found problems (see above); fix them or run `ruff check --fix .`")
+        return 1
+    if course.run(python, "-m", "ruff", "format", "--check", ".") != 0:
+        print("ruff would reformat the files above; run `ruff format .`")
+        return 1
+    return 0
+
+
+def verify_steps() -> list[list[str]]:
+    """verify, then the notebooks under nbval (each in a fresh kernel)."""
+    python = str(course.venv_python())
+    steps = [[python, "-m", CLI, "verify", "--course", str(ROOT)]]
+    if (ROOT / "notebooks").exists():
+        steps.append([python, "-m", "pytest", "--nbval", "notebooks"])
+    return steps
+
+
+def run_beside_the_tooling(steps: list[list[str]]) -> int:
+    """Run `steps` one after another beside the tooling's test files (side by side, a file
+    per process: a file's tests share their module-wide set-ups); print the steps' reports
+    after the tooling's. The first failing exit code (1 when a step never ran)."""
+    codes: list[int] = []
+    with tempfile.TemporaryFile() as report:
+
+        def one_after_another() -> None:
+            for step in steps:
+                done = subprocess.run(step, cwd=ROOT, stdout=report, stderr=subprocess.STDOUT)
+                codes.append(done.returncode)
+
+        beside = threading.Thread(target=one_after_another)
+        beside.start()
+        tooling = course.run(course.venv_python(), "-m", "pytest", "-n", "auto", "--dist",
+                             "loadfile", "--no-loadscope-reorder", "tests/tooling")  # fmt: skip
+        beside.join()
+        report.seek(0)
+        sys.stdout.buffer.write(report.read())
+        sys.stdout.flush()
+    if len(codes) < len(steps):
+        return 1  # a step never ran: nothing proves the course
+    return next((code for code in codes if code != 0), tooling)
+
+
+def main() -> int:
+    """Set up, compile, lint, then verify and the notebooks beside the tooling's tests."""
+    set_up()
+    compile_course()
+    if lint() != 0:
+        return 1
+    print("verify and the notebooks run beside the tooling's tests; their reports follow.")
+    sys.stdout.flush()
+    return run_beside_the_tooling(verify_steps())
+
+
+if __name__ == "__main__":
+    sys.exit(main())
