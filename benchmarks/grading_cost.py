@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from instructor.grading import grade_batch
+from instructor.grading import GradingOptions, grade_batch
 from instructor.grading.batch import SHARD_RECORD
 from instructor.grading.shards import Shard
 from tests.tooling.submissions import FIXTURES, complete_submission, copy_of_reference
@@ -92,7 +92,9 @@ def graded(
     """Grade a batch of `students` (a `shard` of it, dealt by the grading times of the earlier
     output `times_from`) into `output`; (seconds, CPU-seconds)."""
     return measured(
-        lambda: grade_batch(course, students, output, jobs=jobs, shard=shard, times_from=times_from)
+        lambda: grade_batch(
+            course, students, output, GradingOptions(jobs=jobs, shard=shard, times_from=times_from)
+        )
     )
 
 

@@ -27,6 +27,7 @@ from instructor.authoring.release import write_tree
 from instructor.grading import (
     EXERCISE_MODULES,
     JUDGE_TREE_EXCLUDED,
+    GradingOptions,
     grade_batch,
     namespaces_allowed,
 )
@@ -59,7 +60,12 @@ def grading_seconds(
     submission = complete_submission(folder / "submission")
     output = folder / "grades"
     started = time.perf_counter()
-    grade_batch(ROOT, {"submission": submission}, output, selection, single=True, sandbox=sandbox)
+    grade_batch(
+        ROOT,
+        {"submission": submission},
+        output,
+        GradingOptions(selection=selection, single=True, sandbox=sandbox),
+    )
     seconds = time.perf_counter() - started
     return seconds, json.loads((output / "results.json").read_text(encoding="utf-8"))["score"]
 

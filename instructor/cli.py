@@ -63,12 +63,11 @@ def selected_exercises(arguments: argparse.Namespace) -> list[str]:
     return sorted(set(chosen), key=list(BY_ID).index) or list(BY_ID)
 
 
-def command_grade(arguments: argparse.Namespace) -> int:
+def grading_options(arguments: argparse.Namespace) -> Any:
+    """The GradingOptions that `grade`'s arguments ask for."""
     from dataclasses import replace
 
-    from .grading import EXAMPLES, GRADING_LIMITS, grade_batch, students_in
-    from .grading.batch import UnrecordedResults
-    from .grading.bench import GradingRefused
+    from .grading import EXAMPLES, GRADING_LIMITS, GradingOptions
 
     limits = replace(
         GRADING_LIMITS,
@@ -76,35 +75,46 @@ def command_grade(arguments: argparse.Namespace) -> int:
         exercise_cpu_seconds=arguments.exercise_seconds or GRADING_LIMITS.exercise_cpu_seconds,
         memory_mb=arguments.memory_mb or GRADING_LIMITS.memory_mb,
     )
+    return GradingOptions(
+        selection=selected_exercises(arguments),
+        limits=limits,
+        jobs=arguments.jobs,
+        single=not arguments.batch,
+        sandbox=None if arguments.sandbox == AUTO else SandboxMode(arguments.sandbox),
+        profile=EXAMPLES[arguments.examples],
+        credit=Credit(arguments.credit),
+        regrade=arguments.regrade,
+        shard=arguments.shard,
+        unprotected=arguments.unprotected,
+        times_from=arguments.times_from,
+    )
+
+
+def submissions_of(arguments: argparse.Namespace) -> dict[str, Path]:
+    """The submissions `grade` is given, by student: one folder, or each of a batch's."""
+    from .grading import students_in
+
     source = arguments.submission.resolve()
     if not source.is_dir():
         raise SystemExit(f"tenxor-instructor grade: {source} is not a folder")
-    if arguments.batch:
-        submissions = students_in(source)
-        if not submissions:
-            raise SystemExit(f"tenxor-instructor grade: {source} holds no submission folders")
-    else:
-        submissions = {source.name: source}
+    if not arguments.batch:
+        return {source.name: source}
+    submissions = students_in(source)
+    if not submissions:
+        raise SystemExit(f"tenxor-instructor grade: {source} holds no submission folders")
+    return submissions
+
+
+def command_grade(arguments: argparse.Namespace) -> int:
+    from .grading import grade_batch
+    from .grading.batch import UnrecordedResults
+    from .grading.setup import GradingRefused
+
+    options, submissions = grading_options(arguments), submissions_of(arguments)
     output = arguments.out.resolve()
     signal.signal(signal.SIGTERM, interrupted)  # a scheduler's stop, as Ctrl-C
     try:
-        gradebook = grade_batch(
-            root_of(arguments),
-            submissions,
-            output,
-            selected_exercises(arguments),
-            limits,
-            jobs=arguments.jobs,
-            report=print,
-            single=not arguments.batch,
-            sandbox=None if arguments.sandbox == AUTO else SandboxMode(arguments.sandbox),
-            profile=EXAMPLES[arguments.examples],
-            credit=Credit(arguments.credit),
-            regrade=arguments.regrade,
-            shard=arguments.shard,
-            unprotected=arguments.unprotected,
-            times_from=arguments.times_from,
-        )
+        gradebook = grade_batch(root_of(arguments), submissions, output, options, report=print)
     except (GradingRefused, OSError, UnrecordedResults) as error:
         raise SystemExit(f"tenxor-instructor grade: {error}") from None
     except KeyboardInterrupt:
@@ -224,15 +234,8 @@ def command_autograder(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def parser() -> argparse.ArgumentParser:
-    """The command-line interface."""
-    top = argparse.ArgumentParser(
-        prog="tenxor-instructor",
-        description=DESCRIPTION,
-        formatter_class=argparse.RawTextHelpFormatter,
-    )
-    commands = top.add_subparsers(dest="command", metavar="COMMAND")
-
+def add_release(commands: Any) -> None:
+    """The `release` command: the student release, or the solutions."""
     release = commands.add_parser("release", help="write the student release into a folder")
     release.add_argument("folder", type=Path, help="where to write it (must not exist yet)")
     release.add_argument("--replace", action="store_true", help="replace an existing release")
@@ -244,6 +247,9 @@ def parser() -> argparse.ArgumentParser:
     course_option(release)
     release.set_defaults(run=command_release)
 
+
+def add_grade(commands: Any) -> None:
+    """The `grade` command: one submission, or a folder of them."""
     grade = commands.add_parser(
         "grade",
         help="grade one submission, or a folder of them",
@@ -272,6 +278,15 @@ def parser() -> argparse.ArgumentParser:
         "--chapter", action="append", metavar="N", help="grade only this chapter (repeatable)"
     )
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    limit_options(grade)
+    scoring_options(grade)
+    shard_options(grade)
+    course_option(grade)
+    grade.set_defaults(run=command_grade)
+
+
+def limit_options(grade: argparse.ArgumentParser) -> None:
+    """`grade`'s options of the sandbox: its mode and the limits of submitted code."""
     grade.add_argument(
         "--call-seconds",
         type=float,
@@ -299,6 +314,10 @@ def parser() -> argparse.ArgumentParser:
         help="grade a batch even where no sandbox can hide anything from submitted code "
         "(without root, where bubblewrap may not make user namespaces)",
     )
+
+
+def scoring_options(grade: argparse.ArgumentParser) -> None:
+    """`grade`'s options of scoring: the examples, partial credit, grading again."""
     grade.add_argument(
         "--examples",
         choices=["10", "100", "1000"],
@@ -319,6 +338,10 @@ def parser() -> argparse.ArgumentParser:
         help="grade every student again (otherwise only those whose submission, the tests, the "
         "reference or the settings changed since their last grading)",
     )
+
+
+def shard_options(grade: argparse.ArgumentParser) -> None:
+    """`grade`'s options for a batch graded in shards, on several machines."""
     grade.add_argument(
         "--shard",
         type=shard_of,
@@ -332,9 +355,10 @@ def parser() -> argparse.ArgumentParser:
         help="deal the shards by the grading times of an earlier output of this batch (whole "
         "or merged), where it has them; give every shard the same DIR",
     )
-    course_option(grade)
-    grade.set_defaults(run=command_grade)
 
+
+def add_merge(commands: Any) -> None:
+    """The `merge` command: the shards of a batch joined into one output."""
     merge = commands.add_parser(
         "merge", help="join the output folders of a batch graded in shards into one"
     )
@@ -342,6 +366,9 @@ def parser() -> argparse.ArgumentParser:
     merge.add_argument("shards", type=Path, nargs="+", metavar="SHARD", help="shard outputs")
     merge.set_defaults(run=command_merge)
 
+
+def add_export(commands: Any) -> None:
+    """The `export` command: the grades as Canvas imports them."""
     export = commands.add_parser("export", help="write the grades as Canvas imports them")
     export.add_argument("grades", type=Path, help="a grading output folder")
     export.add_argument(
@@ -359,6 +386,9 @@ def parser() -> argparse.ArgumentParser:
     )
     export.set_defaults(run=command_export)
 
+
+def add_verify(commands: Any) -> None:
+    """The `verify` command: the gates that prove every exercise is graded."""
     verify = commands.add_parser("verify", help="run the gates that prove every exercise is graded")
     verify.add_argument(
         "--gate",
@@ -376,6 +406,10 @@ def parser() -> argparse.ArgumentParser:
     )
     course_option(verify)
     verify.set_defaults(run=command_verify)
+
+
+def add_report(commands: Any) -> None:
+    """The `report` command: the class report."""
     report = commands.add_parser(
         "report",
         help="write the class report: plots of scores, exercises and failing tests",
@@ -391,6 +425,9 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--out", type=Path, help="default: GRADES/class-report.html")
     report.set_defaults(run=command_report)
 
+
+def add_autograder(commands: Any) -> None:
+    """The `autograder` command: Gradescope's autograder.zip."""
     autograder = commands.add_parser(
         "autograder",
         help="write Gradescope's autograder.zip",
@@ -408,6 +445,19 @@ def parser() -> argparse.ArgumentParser:
     autograder.add_argument("--platform", metavar="TAG", help="e.g. manylinux2014_x86_64")
     course_option(autograder)
     autograder.set_defaults(run=command_autograder)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command-line interface."""
+    top = argparse.ArgumentParser(
+        prog="tenxor-instructor",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawTextHelpFormatter,
+    )
+    commands = top.add_subparsers(dest="command", metavar="COMMAND")
+    for add in (add_release, add_grade, add_merge, add_export, add_verify, add_report,
+                add_autograder):  # fmt: skip
+        add(commands)
     return top
 
 

@@ -15,7 +15,7 @@ In layers, each importing only those above it:
 
     credit      the partial-credit rules (cases, functions, all-or-nothing) as pure scoring
     intake      the exercise modules taken from a submission, and what became of its files
-    bench       the sandbox mode, the judge's tree and the folders a worker must not see
+    setup       the sandbox mode, the judge's tree and the folders a worker must not see
     judge_run   the judges' runs and their report logs read as data; the examples' recorders
     gradescope  the results.json of one submission: entries, summary, protections, limits
     student_report  a student's report.html, from their results alone
@@ -24,16 +24,17 @@ In layers, each importing only those above it:
 
 from instructor.sandbox.interface import namespaces_allowed
 
-from .batch import EXAMPLES, grade_batch, students_in
-from .bench import GRADING_LIMITS, JUDGE_TREE_EXCLUDED
+from .batch import EXAMPLES, GradingOptions, grade_batch, students_in
 from .credit import DEFAULT_CREDIT, Credit
 from .gradescope import results_json
 from .intake import EXERCISE_MODULES, Assembly
 from .judge_run import JUDGE_SETTINGS, grading_options, read_report_log
+from .setup import GRADING_LIMITS, JUDGE_TREE_EXCLUDED
 
 __all__ = [
     "DEFAULT_CREDIT",
     "EXAMPLES",
+    "GradingOptions",
     "EXERCISE_MODULES",
     "GRADING_LIMITS",
     "JUDGE_SETTINGS",

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,6 @@ from tenxor.course.catalog import BY_ID, CATALOG
 from tenxor.course.engine import Run, record_not_run
 from tenxor.course.files import partial_files, write_atomically
 
-from .bench import GRADING_LIMITS, Bench, bench_for
 from .credit import DEFAULT_CREDIT, Credit
 from .fingerprints import (
     COURSE_PARTS,
@@ -51,6 +50,7 @@ from .judge_run import (
     run_judges,
     set_aside_broken,
 )
+from .setup import GRADING_LIMITS, GradingSetup, grading_setup
 from .shards import Shard, timed
 from .spreadsheet import csv_text
 from .student_report import report_html
@@ -193,36 +193,36 @@ def failed_run(expected: dict[str, str], error: Exception) -> Run:
     return run
 
 
-Keep = Callable[[str, dict[str, Any]], None]  # given each student's results as they come
+OnGraded = Callable[[str, dict[str, Any]], None]  # called with each student's results as they come
 
 
 def grade_group(
-    bench: Bench,
+    setup: GradingSetup,
     folders: dict[str, Path],
     expected: dict[str, str],
-    keep: Keep,
+    on_graded: OnGraded,
     credit: Credit = DEFAULT_CREDIT,
 ) -> None:
     """Grade the submission folders of some students against the `expected` tests, in one
     judge, partial credit by the `credit` rule; hand each student's Gradescope results to
-    `keep` as soon as they are known."""
-    slot = bench.slots.get()
+    `on_graded` as soon as they are known."""
+    slot = setup.slots.get()
     assemblies = {student: Assembly(folder) for student, folder in folders.items()}
     kept: set[str] = set()
 
     def settle(student: str, run: Run) -> None:
         assembly = assemblies[student]
         kept.add(student)
-        limits, mode = bench.limits, bench.mode
-        keep(student, results_json(expected, run, assembly, limits, mode, run.seconds, credit))
+        limits, mode = setup.limits, setup.mode
+        on_graded(student, results_json(expected, run, assembly, limits, mode, run.seconds, credit))
 
     try:
-        with tempfile.TemporaryDirectory(prefix="submissions-", dir=bench.scratch) as scratch:
+        with tempfile.TemporaryDirectory(prefix="submissions-", dir=setup.scratch) as scratch:
             graded, broken = [], []
             for number, (student, folder) in enumerate(folders.items()):
                 try:
                     package = Path(scratch) / str(number) / "package"
-                    assemblies[student] = assemble(bench.release_tree, folder, package)
+                    assemblies[student] = assemble(setup.release_tree, folder, package)
                     graded.append(student)
                 except Exception as error:  # noqa: BLE001 - this student's result alone
                     settle(student, failed_run(expected, error))
@@ -235,17 +235,17 @@ def grade_group(
                     settle(student, run)
 
             packages = [assemblies[student].package for student in graded]
-            run_judges(bench, packages, slot, expected, judged)
+            run_judges(setup, packages, slot, expected, judged)
             for student in broken:  # again, without the modules that break it
-                set_aside_broken(bench, assemblies[student], slot)
-                settle(student, run_judge(bench, assemblies[student].package, slot, expected)[0])
+                set_aside_broken(setup, assemblies[student], slot)
+                settle(student, run_judge(setup, assemblies[student].package, slot, expected)[0])
     except JudgesStopped:
         raise  # the batch was interrupted: these students are graded when it runs again
     except Exception as error:  # noqa: BLE001 - these students' results, never the batch's end
         for student in [s for s in folders if s not in kept]:
             settle(student, failed_run(expected, error))
     finally:
-        bench.slots.put(slot)
+        setup.slots.put(slot)
 
 
 def groups_of(pending: dict[str, Path], lanes: int, largest: int) -> list[dict[str, Path]]:
@@ -334,7 +334,7 @@ class Batch:
         self.refused.update(refused)
         return {name: folder for name, folder in submissions.items() if name not in refused}
 
-    def closed(self) -> list[Path]:
+    def closed_to_workers(self) -> list[Path]:
         """The folders a worker must not be able to open: of a batch, the output and those
         holding the submissions (a single submission is its own)."""
         return [] if self.single else [self.output, *{f.parent for f in self.submissions.values()}]
@@ -431,7 +431,7 @@ class Batch:
         }
         results["extra_data"]["graded_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
-    def keep(self, student: str, results: dict[str, Any]) -> None:
+    def write_results(self, student: str, results: dict[str, Any]) -> None:
         """Write a student's results and report.html, and the gradebook so far; the record
         first and the results last, so that a student whose writing was cut short is graded
         again."""
@@ -458,22 +458,22 @@ class Batch:
 
     def grade(
         self,
-        bench: Bench,
+        setup: GradingSetup,
         expected: dict[str, str],
         credit: Credit = DEFAULT_CREDIT,
     ) -> None:
         """Grade every student not graded yet against the `expected` tests, in groups that
-        one judge grades in turn, one on each of the bench's slots at a time, partial credit
+        one judge grades in turn, one on each of the set-up's slots at a time, partial credit
         by the `credit` rule, with a progress bar."""
         pending = self.resume(expected)
         kept, bar = len(self.rows), ProgressBar(len(pending))
         Judges.allow()
-        lanes, writing = bench.slots.qsize(), threading.Lock()
+        lanes, writing = setup.slots.qsize(), threading.Lock()
 
-        def keep(student: str, results: dict[str, Any]) -> None:
+        def on_graded(student: str, results: dict[str, Any]) -> None:
             with writing:
                 if not Judges.stopping:  # interrupted: what a judge cut short is not a grade
-                    self.keep_graded(student, results, pending[student], bar)
+                    self.write_graded(student, results, pending[student], bar)
 
         alike: dict[tuple[str, ...], dict[str, Path]] = {}  # the same exercises to grade
         for student, folder in pending.items():
@@ -484,10 +484,10 @@ class Batch:
             for group in groups_of(students, lanes, GROUP_LARGEST)
         ]
         if len(groups) > 1:  # each judge would draw the examples of its tests again
-            record_examples(bench, {t: e for tests, _ in groups for t, e in tests.items()})
+            record_examples(setup, {t: e for tests, _ in groups for t, e in tests.items()})
         with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
             futures = [
-                pool.submit(grade_group, bench, group, tests, keep, credit)
+                pool.submit(grade_group, setup, group, tests, on_graded, credit)
                 for tests, group in groups
             ]
             try:
@@ -502,7 +502,7 @@ class Batch:
         for line in summary(graded, kept, self.refused):
             self.report(line)
 
-    def keep_graded(
+    def write_graded(
         self, student: str, results: dict[str, Any], folder: Path, bar: ProgressBar
     ) -> None:
         """Write a student's results as soon as they are graded."""
@@ -510,7 +510,7 @@ class Batch:
             if student in self.earlier:
                 results = merged_results(self.earlier[student], results, self.graded)
             self.stamp(results, folder)
-            self.keep(student, results)
+            self.write_results(student, results)
         except OSError as error:  # this student's, never the batch's end
             self.report(f"Not written: {shown(student)}: {error}.")
             return
@@ -550,54 +550,67 @@ def grading_times(output: Path) -> dict[str, float]:
     return times
 
 
-def grade_batch(
-    course: Path,
-    submissions: dict[str, Path],
-    output: Path,
-    selection: list[str] | None = None,
-    limits: SandboxLimits = GRADING_LIMITS,
-    jobs: int = 1,
-    report: Callable[[str], None] | None = None,
-    single: bool = False,
-    sandbox: SandboxMode | None = None,
-    profile: str = "ci",
-    regrade: bool = False,
-    shard: Shard | None = None,
-    credit: Credit | str = DEFAULT_CREDIT,
-    unprotected: bool = False,
-    times_from: Path | None = None,
-) -> Path:
-    """Grade every submission into output/<student>/results.json (output/results.json for a
-    `single` submission, as Gradescope expects) and output/gradebook.csv.
+@dataclass(frozen=True)
+class GradingOptions:
+    """How a batch is graded: which exercises, in which sandbox with what limits, how many at
+    once, with which examples and partial-credit rule, and which share of the students.
 
     `sandbox` is the mode to confine submitted code in (None: the strongest this machine
     allows). `profile` is the tests' hypothesis profile (EXAMPLES): "ci" (100 examples a
     property), "ci-quick" (10) or "ci-thorough" (1000), each the same examples on every run.
     `credit` is the partial-credit rule (instructor.grading.credit: "cases", "functions",
-    "all-or-nothing"; DEFAULT_CREDIT when not given). Where no sandbox can hide anything from
-    the workers (SandboxMode.UNPROTECTED), a batch is graded only when `unprotected` says so
+    "all-or-nothing"). Where no sandbox can hide anything from the workers
+    (SandboxMode.UNPROTECTED), a batch is graded only when `unprotected` says so
     (GradingRefused otherwise); one `single` submission is its owner's own business.
+    `regrade` grades every student again, whatever their fingerprint says. `shard` grades
+    only its share of the students (instructor.grading.shards), dealt by the grading times
+    of the earlier output `times_from` where given.
+    """
+
+    selection: list[str] | None = None  # exercise ids; None: every exercise
+    limits: SandboxLimits = GRADING_LIMITS
+    jobs: int = 1
+    single: bool = False
+    sandbox: SandboxMode | None = None
+    profile: str = "ci"
+    regrade: bool = False
+    shard: Shard | None = None
+    credit: Credit | str = DEFAULT_CREDIT
+    unprotected: bool = False
+    times_from: Path | None = None
+
+
+def grade_batch(
+    course: Path,
+    submissions: dict[str, Path],
+    output: Path,
+    options: GradingOptions = GradingOptions(),
+    report: Callable[[str], None] | None = None,
+) -> Path:
+    """Grade every submission into output/<student>/results.json (output/results.json for a
+    `single` submission, as Gradescope expects) and output/gradebook.csv, as `options` say.
+
     A student whose results.json grading recorded writing is graded again only when their
     submission, the course's tests, its reference or the settings changed since (their
-    fingerprint), or when `regrade` is set; so an interrupted batch resumes where it stopped,
-    and a batch run again after a fix grades again exactly whom the fix concerns. `shard`
-    grades only its share of the students (see instructor.grading.shards), dealt by the grading
-    times of the earlier output `times_from` where given. A student folder
-    named like a file of the output is refused (`report` says so). Returns the gradebook's
-    path.
+    fingerprint), or when `options.regrade` is set; so an interrupted batch resumes where it
+    stopped, and a batch run again after a fix grades again exactly whom the fix concerns. A
+    student folder named like a file of the output is refused (`report` says so). Returns
+    the gradebook's path.
     """
-    if shard is not None:
-        submissions = share_of(course, submissions, shard, output, times_from)
-    credit = Credit(credit)
-    settings = {"profile": profile, "limits": asdict(limits), "credit": credit.value}
+    o = options
+    if o.shard is not None:
+        submissions = share_of(course, submissions, o.shard, output, o.times_from)
+    credit = Credit(o.credit)
+    settings = {"profile": o.profile, "limits": asdict(o.limits), "credit": credit.value}
     course_parts = course_fingerprint(course, settings)
-    batch = Batch(submissions, output, single, report, course_parts, regrade, course)
-    selection = selection or [item.id for item in CATALOG]
-    allowed = unprotected or single
-    if not single:  # made closed to every other user: workers are such users
+    batch = Batch(submissions, output, o.single, report, course_parts, o.regrade, course)
+    selection = o.selection or [item.id for item in CATALOG]
+    if not o.single:  # made closed to every other user: workers are such users
         output.mkdir(mode=0o700, parents=True, exist_ok=True)
-    closed = batch.closed()
-    with bench_for(course, closed, limits, jobs, sandbox, profile, allowed, not single) as bench:
-        batch.report(protections_in_brief(bench.mode))
-        batch.grade(bench, reference_tests(bench.judge_tree, selection), credit)
+    allowed, grouped = o.unprotected or o.single, not o.single
+    with grading_setup(
+        course, batch.closed_to_workers(), o.limits, o.jobs, o.sandbox, o.profile, allowed, grouped
+    ) as setup:
+        batch.report(protections_in_brief(setup.mode))
+        batch.grade(setup, reference_tests(setup.judge_tree, selection), credit)
     return batch.write_gradebook()

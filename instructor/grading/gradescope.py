@@ -9,9 +9,9 @@ from typing import Any
 
 from instructor.sandbox.interface import SandboxLimits, SandboxMode, protections_in_words
 from tenxor.course.catalog import BY_ID, CATALOG, Exercise, is_hidden_test
-from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run, short_name
 from tenxor.course.failure import Failure
+from tenxor.course.failure_words import record_in_words
 
 from .credit import DEFAULT_CREDIT, Credit, part_scores, scored_in_words
 from .intake import Assembly

@@ -43,6 +43,7 @@ import os
 import pickle
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,29 +72,42 @@ from tenxor.course.engine import Call, call_of, explained, with_calls
 from tenxor.course.failure import Failure, ints_in_hex, shown
 from tenxor.course.markers import BIT_PATTERNS, exercise_of
 
-SANDBOX: Sandbox | None = None  # the sandbox of the submission being graded
-SANDBOXES: list[Sandbox] = []  # one for each submission this judge grades, in turn
-IMPORT_PROBLEMS: list[Path] = []  # where to write why each submission does not import
-GRADED: list[Path] = []  # the file each submission's end makes, once its reports are written
-# The submission whose tests are running (its index in SANDBOXES), or None while the
-# reference solutions run every property test to record its examples (instructor.grading.replay).
-GRADING: dict[str, int | None] = {"submission": 0}
-EXAMPLES: dict[str, list[Example]] = {}  # test -> the examples recorded for it
-EXAMPLE_FILES: list[Path] = []  # where the batch's recorders left examples (TENXOR_RECORDED)
-# In a recorder: the file to write, its share of the property tests and how many shares.
-RECORDER: dict[str, Any] = {}
-PROXIES: dict[str, Any] = {}  # exercise id -> the proxy standing for its function
-# The exercise whose test is running (only its function's calls go to the worker), and
-# whether the test is hidden (a worker serves public tests or hidden ones, never both).
-RUNNING: dict[str, Any] = {"exercise": None, "hidden": False}
-CROSSED: set[str] = set()  # the exercises whose functions the running test called in the worker
-CONFIG: SandboxConfig | None = None  # this judge's, for giving up root
 REPLAY_FAILURE = pytest.StashKey[BaseException | None]()  # what a replayed test raised first
-
 Slot = tuple[Any, str, str, Any]  # (module, its name, attribute, the proxy it should hold)
-# The running test's last call of each exercise function: (arguments, kwargs, what it
-# returned, whether it raised), in the order they ended; put in words only if the test fails.
-CALLS: dict[str, tuple[tuple, dict[str, Any], Any, bool]] = {}
+# A call of an exercise function: (arguments, kwargs, what it returned, whether it raised).
+CallMade = tuple[tuple, dict[str, Any], Any, bool]
+
+
+@dataclass
+class Judging:
+    """What this judge knows as it grades: its submissions' sandboxes and files, the
+    examples it replays, and the test running now. One per pytest run, in its config's
+    stash (JUDGING); the proxies hold it too."""
+
+    config: SandboxConfig | None = None  # this judge's, for giving up root
+    sandboxes: list[Sandbox] = field(default_factory=list)  # one per submission, in turn
+    sandbox: Sandbox | None = None  # the sandbox of the submission being graded
+    # The submission whose tests are running (its index in sandboxes), or None while the
+    # reference solutions run every property test to record its examples (grading.replay).
+    submission: int | None = 0
+    import_problems: list[Path] = field(default_factory=list)  # why each does not import
+    graded: list[Path] = field(default_factory=list)  # made once a submission's reports are in
+    examples: dict[str, list[Example]] = field(default_factory=dict)  # test -> its examples
+    example_files: list[Path] = field(default_factory=list)  # the recorders' (TENXOR_RECORDED)
+    # In a recorder: the file to write, its share of the property tests and how many shares.
+    recorder: dict[str, Any] = field(default_factory=dict)
+    proxies: dict[str, Any] = field(default_factory=dict)  # exercise id -> its proxy
+    # The exercise whose test is running (only its function's calls go to the worker), and
+    # whether the test is hidden (a worker serves public tests or hidden ones, never both).
+    exercise: str | None = None
+    hidden: bool = False
+    crossed: set[str] = field(default_factory=set)  # exercises the test called in the worker
+    # The running test's last call of each exercise function, in the order they ended; put
+    # in words only if the test fails.
+    calls: dict[str, CallMade] = field(default_factory=dict)
+
+
+JUDGING = pytest.StashKey[Judging]()
 
 
 def judges_kinds() -> Kinds:
@@ -109,44 +123,44 @@ def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:
             if module.__dict__.get(attribute) is not proxy]  # fmt: skip
 
 
-def proxy(exercise: Exercise, reference: Any, watched: list[Slot]) -> Any:
+def proxy(exercise: Exercise, reference: Any, watched: list[Slot], judging: Judging) -> Any:
     """The judge's version of an exercise function: during a test of its exercise it calls
     the function of the submission being graded in its worker, during any other test (and
     while examples are recorded) the `reference`."""
     target = (exercise.module, exercise.function)
 
     def call_in_worker(*args: Any, **kwargs: Any) -> Any:
-        if RUNNING["exercise"] != exercise.id or SANDBOX is None:
+        if judging.exercise != exercise.id or judging.sandbox is None:
             return reference(*args, **kwargs)
-        CROSSED.add(exercise.id)
-        SANDBOX.serve(hidden=RUNNING["hidden"])
+        judging.crossed.add(exercise.id)
+        judging.sandbox.serve(hidden=judging.hidden)
         try:
-            value = SANDBOX.call(exercise.id, target, args, kwargs, stand_ins(watched))
+            value = judging.sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
         except BaseException:
-            CALLS.pop(exercise.id, None)
-            CALLS[exercise.id] = (args, kwargs, None, True)
+            judging.calls.pop(exercise.id, None)
+            judging.calls[exercise.id] = (args, kwargs, None, True)
             raise
-        CALLS.pop(exercise.id, None)
-        CALLS[exercise.id] = (args, kwargs, value, False)
+        judging.calls.pop(exercise.id, None)
+        judging.calls[exercise.id] = (args, kwargs, value, False)
         return value
 
     def each_in_worker(cases: Iterable[tuple[Any, ...]]) -> Iterator[Any]:
         """call_in_worker(*case) for each of `cases`, in turn; in the worker, sent to it a
         window of calls at a time (Sandbox.each)."""
-        if RUNNING["exercise"] != exercise.id or SANDBOX is None or stand_ins(watched):
+        if judging.exercise != exercise.id or judging.sandbox is None or stand_ins(watched):
             yield from (call_in_worker(*case) for case in cases)
             return
-        CROSSED.add(exercise.id)
-        SANDBOX.serve(hidden=RUNNING["hidden"])
+        judging.crossed.add(exercise.id)
+        judging.sandbox.serve(hidden=judging.hidden)
         cases = [tuple(case) for case in cases]
-        answers = SANDBOX.each(exercise.id, target, cases)
+        answers = judging.sandbox.each(exercise.id, target, cases)
         for case in cases:
-            CALLS.pop(exercise.id, None)
-            CALLS[exercise.id] = (case, {}, None, True)
+            judging.calls.pop(exercise.id, None)
+            judging.calls[exercise.id] = (case, {}, None, True)
             answer = next(answers)
             if type(answer) is Raising:
                 raise answer.error
-            CALLS[exercise.id] = (case, {}, answer, False)
+            judging.calls[exercise.id] = (case, {}, answer, False)
             yield answer
 
     functools.update_wrapper(call_in_worker, reference)
@@ -155,9 +169,9 @@ def proxy(exercise: Exercise, reference: Any, watched: list[Slot]) -> Any:
     return call_in_worker
 
 
-def install() -> dict[str, Any]:
-    """Put a proxy in every place the package holds an exercise function (the reference);
-    the proxies."""
+def install(judging: Judging) -> dict[str, Any]:
+    """Put a proxy in every place the package holds an exercise function (the reference),
+    each holding `judging`; the proxies."""
     for module in EXERCISE_MODULES:  # a chapter's module that the package does not import
         importlib.import_module(module)
     modules = [m for name, m in sorted(sys.modules.items()) if name.split(".")[0] == "tenxor"]
@@ -166,7 +180,7 @@ def install() -> dict[str, Any]:
     proxies = {}
     for exercise in CATALOG:
         reference = getattr(importlib.import_module(exercise.module), exercise.function)
-        proxies[exercise.id] = proxy(exercise, reference, watched[exercise.id])
+        proxies[exercise.id] = proxy(exercise, reference, watched[exercise.id], judging)
         for module in modules:
             for attribute, value in list(vars(module).items()):
                 if value is reference:
@@ -188,27 +202,32 @@ def pin(slot: int) -> None:
         os.sched_setaffinity(0, {cpus[slot % len(cpus)]})
 
 
+def paths_in(variable: str) -> list[Path]:
+    """The paths in the environment variable `variable`, a JSON list."""
+    return [Path(path) for path in json.loads(os.environ[variable])]
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    global CONFIG
+    judging = config.stash[JUDGING] = Judging()
     settings = os.environ.get("TENXOR_SANDBOX")
     if not settings:
         raise pytest.UsageError("the judge needs its sandbox configurations in TENXOR_SANDBOX")
     configs = [SandboxConfig.from_json(text) for text in json.loads(settings)]
     if not configs:
         raise pytest.UsageError("the judge needs a sandbox configuration")
-    sandbox_config = CONFIG = configs[0]
+    sandbox_config = judging.config = configs[0]
     tree = Path(sandbox_config.tree).resolve()
     if not Path(importlib.import_module("tenxor").__file__).resolve().is_relative_to(tree):
         raise pytest.UsageError(f"the judge must import tenxor from its tree {tree}")
     if os.environ.get("TENXOR_RECORD"):  # a recorder: no submission, no worker
-        RECORDER.update(json.loads(os.environ["TENXOR_RECORD"]))
-        PROXIES.update(install())
+        judging.recorder.update(json.loads(os.environ["TENXOR_RECORD"]))
+        judging.proxies.update(install(judging))
         return
-    IMPORT_PROBLEMS[:] = [Path(path) for path in json.loads(os.environ["TENXOR_IMPORT_PROBLEM"])]
-    GRADED[:] = [Path(path) for path in json.loads(os.environ["TENXOR_GRADED"])]
-    if not len(configs) == len(IMPORT_PROBLEMS) == len(GRADED):
+    judging.import_problems = paths_in("TENXOR_IMPORT_PROBLEM")
+    judging.graded = paths_in("TENXOR_GRADED")
+    if not len(configs) == len(judging.import_problems) == len(judging.graded):
         raise pytest.UsageError("the judge needs an import problem and a graded file each")
-    EXAMPLE_FILES[:] = [Path(path) for path in json.loads(os.environ["TENXOR_RECORDED"])]
+    judging.example_files = paths_in("TENXOR_RECORDED")
     workerinput = getattr(config, "workerinput", None)  # set in an xdist worker: gw0, gw1, ...
     if (workerinput or getattr(config.option, "numprocesses", None)) and len(configs) > 1:
         raise pytest.UsageError("a judge of several submissions runs in one process")
@@ -219,8 +238,8 @@ def pytest_configure(config: pytest.Config) -> None:
     kinds = judges_kinds()
     for each in configs:  # each launcher started while the judge is still root
         mine = dataclasses.replace(each, slot=each.slot + index)
-        SANDBOXES.append(Sandbox(mine, kinds, launcher_for(mine)))
-    PROXIES.update(install())
+        judging.sandboxes.append(Sandbox(mine, kinds, launcher_for(mine)))
+    judging.proxies.update(install(judging))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -231,26 +250,27 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     are taken from the recorders' files, or recorded here (the reference solutions run the
     property tests once), then each submission's tests run in turn, the property tests on
     the recorded examples (instructor.grading.replay)."""
-    if CONFIG is not None:
-        give_up_root(CONFIG)
-    if RECORDER:
-        record_share(session, RECORDER["share"], RECORDER["shares"], Path(RECORDER["file"]))
+    judging = session.config.stash[JUDGING]
+    if judging.config is not None:
+        give_up_root(judging.config)
+    if judging.recorder:
+        record_share(session, judging)
         return True
-    if len(SANDBOXES) == 1 and not EXAMPLE_FILES:
-        begin(0)
+    if len(judging.sandboxes) == 1 and not judging.example_files:
+        begin(judging, 0)
         return None
-    if not SANDBOXES:
+    if not judging.sandboxes:
         return None  # an xdist controller
     if session.testsfailed and not session.config.option.continue_on_collection_errors:
         raise session.Interrupted(f"{session.testsfailed} errors during collection")
-    GRADING["submission"] = None
-    if not examples_loaded(EXAMPLE_FILES):
+    judging.submission = None
+    if not examples_loaded(judging):
         run_items(session, property_tests(session))
-    for index, sandbox in enumerate(SANDBOXES):
-        begin(index)
+    for index, sandbox in enumerate(judging.sandboxes):
+        begin(judging, index)
         run_items(session, session.items)
         sandbox.close()
-        GRADED[index].touch()  # its reports are all in the log: grading may write its results
+        judging.graded[index].touch()  # its reports are in the log: grading may write results
     return True
 
 
@@ -258,42 +278,43 @@ def property_tests(session: pytest.Session) -> list[pytest.Item]:
     return [item for item in session.items if is_property_test(function_of(item))]
 
 
-def record_share(session: pytest.Session, share: int, shares: int, file: Path) -> None:
-    """Run every `shares`-th property test from the `share`-th with the reference solutions,
-    recording their examples, and pickle those that pickle into `file`."""
-    GRADING["submission"] = None
+def record_share(session: pytest.Session, judging: Judging) -> None:
+    """Run the recorder's share of the property tests (every `shares`-th from the `share`-th)
+    with the reference solutions, recording their examples, and pickle those that pickle
+    into its `file`."""
+    share, shares, file = (judging.recorder[key] for key in ("share", "shares", "file"))
+    judging.submission = None
     run_items(session, property_tests(session)[share::shares])
     kept = {}
-    for test, examples in EXAMPLES.items():
+    for test, examples in judging.examples.items():
         with contextlib.suppress(pickle.PicklingError, TypeError, AttributeError):
             kept[test] = pickle.dumps(examples, pickle.HIGHEST_PROTOCOL)
-    file.write_bytes(pickle.dumps(kept, pickle.HIGHEST_PROTOCOL))
+    Path(file).write_bytes(pickle.dumps(kept, pickle.HIGHEST_PROTOCOL))
 
 
-def examples_loaded(files: list[Path]) -> bool:
-    """Take the examples the batch's recorders wrote into `files` (written by judges of this
+def examples_loaded(judging: Judging) -> bool:
+    """Take the examples the batch's recorders wrote into their files (written by judges of this
     batch, from the reference solutions: no submission ran where they were made); False,
     and none taken, if there are none or one cannot be read."""
     examples = {}
     try:
-        for file in files:
+        for file in judging.example_files:
             for test, pickled in pickle.loads(file.read_bytes()).items():  # noqa: S301
                 examples[test] = pickle.loads(pickled)  # noqa: S301
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError):
         return False
-    EXAMPLES.update(examples)
-    return bool(files)
+    judging.examples.update(examples)
+    return bool(judging.example_files)
 
 
-def begin(index: int) -> None:
+def begin(judging: Judging, index: int) -> None:
     """Grade the `index`-th submission from now on: its first worker starts, and if the
     submission does not import, the judge says so and fails each of its calls at once."""
-    global SANDBOX
-    SANDBOX, GRADING["submission"] = SANDBOXES[index], index
-    problem = SANDBOX.start()
+    judging.sandbox, judging.submission = judging.sandboxes[index], index
+    problem = judging.sandbox.start()
     if problem:
-        SANDBOX.broken = problem
-        IMPORT_PROBLEMS[index].write_text(problem, encoding="utf-8")
+        judging.sandbox.broken = problem
+        judging.import_problems[index].write_text(problem, encoding="utf-8")
 
 
 def run_items(session: pytest.Session, items: list[pytest.Item]) -> None:
@@ -312,7 +333,7 @@ def function_of(item: pytest.Item) -> Any:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for sandbox in SANDBOXES:
+    for sandbox in config.stash.get(JUDGING, Judging()).sandboxes:
         sandbox.close()
 
 
@@ -320,8 +341,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_pyfunc_call_replayed(pyfuncitem: pytest.Function) -> bool | None:
     """A property test whose examples were recorded runs on them alone; if the submission
     fails one, hypothesis runs the test in full (pytest's own call), for the shrunk example."""
-    examples = EXAMPLES.get(pyfuncitem.nodeid)
-    if examples is None or GRADING["submission"] is None:
+    judging = pyfuncitem.config.stash[JUDGING]
+    examples = judging.examples.get(pyfuncitem.nodeid)
+    if examples is None or judging.submission is None:
         return None
     names = pyfuncitem._fixtureinfo.argnames
     fixtures = {name: pyfuncitem.funcargs[name] for name in names}
@@ -336,13 +358,14 @@ def pytest_pyfunc_call_replayed(pyfuncitem: pytest.Function) -> bool | None:
 def pytest_pyfunc_call_recorded(pyfuncitem: pytest.Function):
     """While the reference runs a property test, record its examples (kept if it passed);
     a test run in full after its replay failed fails, if it passed in full."""
+    judging = pyfuncitem.config.stash[JUDGING]
     function = pyfuncitem.obj
-    if GRADING["submission"] is None and is_property_test(function):
+    if judging.submission is None and is_property_test(function):
         examples: list[Example] = []
         with recording(function, examples):
             outcome = yield
         if outcome.excinfo is None:
-            EXAMPLES[pyfuncitem.nodeid] = examples
+            judging.examples[pyfuncitem.nodeid] = examples
         return
     outcome = yield
     failure = pyfuncitem.stash.get(REPLAY_FAILURE, None)
@@ -350,11 +373,11 @@ def pytest_pyfunc_call_recorded(pyfuncitem: pytest.Function):
         outcome.force_exception(failure)
 
 
-def calls_made(proxies: dict[str, Any]) -> list[Call]:
+def calls_made(judging: Judging) -> list[Call]:
     """The running test's last call of each exercise function, in words, oldest first."""
     made = []
-    for exercise_id, (args, kwargs, value, raised) in CALLS.items():
-        text = call_of(proxies[exercise_id], args, kwargs)
+    for exercise_id, (args, kwargs, value, raised) in judging.calls.items():
+        text = call_of(judging.proxies[exercise_id], args, kwargs)
         returned = None if raised else shown(value)
         made.append(Call(BY_ID[exercise_id], text, returned, raised))
     return made
@@ -374,24 +397,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Before the test's fixtures: its exercise is the one whose calls go to the worker."""
-    CALLS.clear()
-    CROSSED.clear()
+    judging = item.config.stash[JUDGING]
+    judging.calls.clear()
+    judging.crossed.clear()
     item.stash[REPLAY_FAILURE] = None
-    exercise = None if GRADING["submission"] is None else exercise_of(item)  # None: recording
-    RUNNING.update(exercise=exercise, hidden=is_hidden(item))
+    exercise = None if judging.submission is None else exercise_of(item)  # None: recording
+    judging.exercise, judging.hidden = exercise, is_hidden(item)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    RUNNING["exercise"] = None  # between tests, nothing goes to the worker
+    judging = item.config.stash[JUDGING]
+    judging.exercise = None  # between tests, nothing goes to the worker
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = (yield).get_result()
+    judging = item.config.stash[JUDGING]
     report.judge_user = os.geteuid()  # grading takes only reports of the user it chose
-    report.submission = GRADING["submission"]  # None: the reference, recording examples
-    report.crossed = sorted(CROSSED)
+    report.submission = judging.submission  # None: the reference, recording examples
+    report.crossed = sorted(judging.crossed)
     if report.failed and call.excinfo is not None and not hasattr(report, "failure"):
         with ints_in_hex(item.get_closest_marker(BIT_PATTERNS) is not None):
             report.failure = failure_record(item, call.excinfo.value).to_dict()
@@ -401,8 +427,9 @@ def failure_record(item: pytest.Item, error: BaseException) -> Failure:
     """The record of a failed test, with the calls the worker made for it."""
     exercise = exercise_of(item)
     record = explained(error, Path(str(item.config.rootpath)), exercise)
-    if SANDBOX is not None and PROXIES:
-        record = with_calls(record, exercise, calls_made(PROXIES), provided=False)
+    judging = item.config.stash[JUDGING]
+    if judging.sandbox is not None and judging.proxies:
+        record = with_calls(record, exercise, calls_made(judging), provided=False)
     return record
 
 

@@ -39,8 +39,8 @@ from tenxor.course.engine import (
 )
 from tenxor.course.failure import Failure
 
-from .bench import Bench
 from .intake import Assembly
+from .setup import GradingSetup
 
 # The judge runs only the course's own code; these bound it in case of a fault of its own.
 JUDGE_LIMITS = Limits(test_seconds=600.0, run_seconds=0.0, memory_mb=4096, output_mb=8.0)
@@ -135,15 +135,15 @@ def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
     return run.collected
 
 
-def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str | None]:
+def import_problems(setup: GradingSetup, packages: list[Path], slot: int) -> list[str | None]:
     """Why each package does not import in a sandbox worker (None where it does). The
     workers are tried by a process of the judge's user (instructor.grading.judge.check_imports):
     grading itself reads nothing a worker sends, only what that process wrote, as data."""
-    with bench.judge_folder(slot) as folder:
-        configs = [bench.config(package, slot).to_json() for package in packages]
+    with setup.judge_folder(slot) as folder:
+        configs = [setup.config(package, slot).to_json() for package in packages]
         (folder / "configs.json").write_text(json.dumps(configs), encoding="utf-8")
-        command = [sys.executable, "-c", CHECK_IMPORTS, str(bench.judge_tree), str(folder)]
-        judged(command, bench.judge_tree, folder / "output.txt", "ci", JUDGE_SETTINGS)
+        command = [sys.executable, "-c", CHECK_IMPORTS, str(setup.judge_tree), str(folder)]
+        judged(command, setup.judge_tree, folder / "output.txt", "ci", JUDGE_SETTINGS)
         try:
             problems = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -153,16 +153,18 @@ def import_problems(bench: Bench, packages: list[Path], slot: int) -> list[str |
     return [p[:1000] if type(p) is str else None if p is None else "?" for p in problems]
 
 
-def set_aside_broken(bench: Bench, assembly: Assembly, slot: int) -> None:
+def set_aside_broken(setup: GradingSetup, assembly: Assembly, slot: int) -> None:
     """The submission does not import: find which of its modules do not, each on its own
     among stubs, and put their stubs in their place."""
-    assembly.set_aside(import_problems(bench, assembly.each_alone(), slot))
+    assembly.set_aside(import_problems(setup, assembly.each_alone(), slot))
 
 
-def judge_options(bench: Bench, expected: dict[str, str], log: Path, spread: bool = False) -> list:
+def judge_options(
+    setup: GradingSetup, expected: dict[str, str], log: Path, spread: bool = False
+) -> list:
     """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
     pytest-timeout's limit per test, pytest-xdist's processes (when the tests of one
-    submission are `spread` over the bench's judges), and the tests of `expected` to run.
+    submission are `spread` over the set-up's judges), and the tests of `expected` to run.
     Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
@@ -172,7 +174,7 @@ def judge_options(bench: Bench, expected: dict[str, str], log: Path, spread: boo
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
     options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
     if spread:
-        options += ["-p", "xdist.plugin", "-n", str(bench.judges), "--dist", "load"]
+        options += ["-p", "xdist.plugin", "-n", str(setup.judges), "--dist", "load"]
         options.append("--max-worker-restart=0")  # a new worker would take a used slot
     return [*options, *files, *grading_options(selection)]
 
@@ -284,17 +286,19 @@ class ReportLog:
         return [*self.shared, *self.tests.get(submission, [])]
 
 
-def run_judge(bench: Bench, package: Path, slot: int, expected: dict[str, str]) -> tuple[Run, bool]:
+def run_judge(
+    setup: GradingSetup, package: Path, slot: int, expected: dict[str, str]
+) -> tuple[Run, bool]:
     """Run the tests of `expected` in the judge, against the submission in `package`; the
     run, and whether the package imported (the judge's first worker tells)."""
-    return run_judges(bench, [package], slot, expected)[0]
+    return run_judges(setup, [package], slot, expected)[0]
 
 
 Graded = Callable[[int, Run, bool], None]  # told (index, run, imported) as each is graded
 
 
 def run_judges(
-    bench: Bench,
+    setup: GradingSetup,
     packages: list[Path],
     slot: int,
     expected: dict[str, str],
@@ -304,14 +308,14 @@ def run_judges(
     turn; for each, its run and whether its package imported (its first worker tells),
     each also handed to `graded` as soon as the judge is done with it."""
     started = time.monotonic()
-    configs = [bench.config(package, slot) for package in packages]
+    configs = [setup.config(package, slot) for package in packages]
     judge = os.geteuid() if configs[0].judge is None else configs[0].judge
     done: dict[int, tuple[Run, bool]] = {}
-    with bench.judge_folder(slot) as folder:
+    with setup.judge_folder(slot) as folder:
         log, output_path = folder / "reports.jsonl", folder / "output.txt"
-        command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
-        spread = len(packages) == 1 and bench.judges > 1  # over pytest-xdist's processes
-        command += judge_options(bench, expected, log, spread)
+        command = [sys.executable, "-c", BOOTSTRAP, str(setup.judge_tree)]
+        spread = len(packages) == 1 and setup.judges > 1  # over pytest-xdist's processes
+        command += judge_options(setup, expected, log, spread)
         not_imported = [folder / f"does-not-import-{index}.txt" for index in range(len(packages))]
         ended = [folder / f"graded-{index}" for index in range(len(packages))]
 
@@ -336,10 +340,10 @@ def run_judges(
         settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": json.dumps([c.to_json() for c in configs])}
         settings["TENXOR_IMPORT_PROBLEM"] = json.dumps([str(path) for path in not_imported])
         settings["TENXOR_GRADED"] = json.dumps([str(path) for path in ended])
-        recorded = [] if spread else [str(path) for path in bench.examples]
+        recorded = [] if spread else [str(path) for path in setup.examples]
         settings.update(TENXOR_RECORDED=json.dumps(recorded), TENXOR_RECORD="")  # none inherited
         returncode = judged(
-            command, bench.judge_tree, output_path, bench.profile, settings, hand_on_ended
+            command, setup.judge_tree, output_path, setup.profile, settings, hand_on_ended
         )
         hand_on_ended()
         for index in range(len(packages)):
@@ -348,17 +352,17 @@ def run_judges(
     return [done[index] for index in range(len(packages))]
 
 
-def record_examples(bench: Bench, expected: dict[str, str]) -> list[Path]:
+def record_examples(setup: GradingSetup, expected: dict[str, str]) -> list[Path]:
     """Draw the examples of the property tests of `expected` once for the batch, with the
-    reference solutions: a recorder (a judge without submissions) on each of the bench's
+    reference solutions: a recorder (a judge without submissions) on each of the set-up's
     slots draws a share of them, all at once. Their files, put where the judges (and no
-    worker) may read them, are the judges' examples (bench.examples); none if a recorder
+    worker) may read them, are the judges' examples (setup.examples); none if a recorder
     failed, and each judge then draws the examples for itself."""
-    slots = [bench.slots.get() for _ in range(bench.slots.qsize())]
+    slots = [setup.slots.get() for _ in range(setup.slots.qsize())]
     try:
         with ThreadPoolExecutor(max_workers=len(slots)) as pool:
             futures = [
-                pool.submit(record_share, bench, expected, slot, share, len(slots))
+                pool.submit(record_share, setup, expected, slot, share, len(slots))
                 for share, slot in enumerate(slots)
             ]
             try:
@@ -368,30 +372,30 @@ def record_examples(bench: Bench, expected: dict[str, str]) -> list[Path]:
                 raise
     finally:
         for slot in slots:
-            bench.slots.put(slot)
-    bench.examples = [] if None in files else files
-    return bench.examples
+            setup.slots.put(slot)
+    setup.examples = [] if None in files else files
+    return setup.examples
 
 
 def record_share(
-    bench: Bench, expected: dict[str, str], slot: int, share: int, shares: int
+    setup: GradingSetup, expected: dict[str, str], slot: int, share: int, shares: int
 ) -> Path | None:
     """Run the recorder of one share of the examples in `slot`; the file it wrote, moved
-    to the bench's scratch folder (None if it wrote none)."""
-    with bench.judge_folder(slot) as folder:
+    to the set-up's scratch folder (None if it wrote none)."""
+    with setup.judge_folder(slot) as folder:
         written = folder / "examples.pickle"
-        command = [sys.executable, "-c", BOOTSTRAP, str(bench.judge_tree)]
-        command += judge_options(bench, expected, folder / "reports.jsonl")
+        command = [sys.executable, "-c", BOOTSTRAP, str(setup.judge_tree)]
+        command += judge_options(setup, expected, folder / "reports.jsonl")
         settings = {
             **JUDGE_SETTINGS,
-            "TENXOR_SANDBOX": json.dumps([bench.config(Path(), slot).to_json()]),
+            "TENXOR_SANDBOX": json.dumps([setup.config(Path(), slot).to_json()]),
         }
         settings["TENXOR_RECORD"] = json.dumps(
             {"file": str(written), "share": share, "shares": shares}
         )
-        judged(command, bench.judge_tree, folder / "output.txt", bench.profile, settings)
+        judged(command, setup.judge_tree, folder / "output.txt", setup.profile, settings)
         if not written.is_file():
             return None
-        examples = bench.scratch / f"examples-{share}.pickle"
+        examples = setup.scratch / f"examples-{share}.pickle"
         examples.write_bytes(written.read_bytes())
         return examples

@@ -11,9 +11,9 @@ from html import escape
 from typing import Any
 
 from tenxor.course.catalog import BY_ID
-from tenxor.course.check import failure_in_words
 from tenxor.course.engine import Result, function_of, short_name
 from tenxor.course.failure import Failure
+from tenxor.course.failure_words import failure_in_words
 
 from .credit import Credit
 

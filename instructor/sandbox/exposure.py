@@ -55,7 +55,7 @@ class Secrets:
     what it is, and the names of the files that could hold them."""
 
     texts: dict[str, str]
-    bytecode: dict[str, str]  # "<module file>:<a solved function's fingerprint>" -> what
+    bytecode: dict[str, str]  # "<module file>:<a solved function's bytecode digest>" -> what
     names: frozenset[str]  # .py file names; their bytecode is <stem>.<tag>.pyc
 
     def to_json(self) -> str:
@@ -82,7 +82,7 @@ class Secrets:
             return None
         if not isinstance(code, CodeType):
             return None
-        found = (f"{source}:{fingerprint(c)}" for c in code_objects(code))
+        found = (f"{source}:{bytecode_digest(c)}" for c in code_objects(code))
         return next((self.bytecode[f] for f in found if f in self.bytecode), None)
 
     def held_in(self, name: str, data: bytes) -> str | None:
@@ -109,7 +109,7 @@ def code_objects(code: CodeType) -> Iterator[CodeType]:
             yield from code_objects(constant)
 
 
-def fingerprint(code: CodeType) -> str:
+def bytecode_digest(code: CodeType) -> str:
     """What tells one compiled function from another: its instructions and the names and
     variables they use."""
     parts = code.co_code + repr((code.co_names, code.co_varnames)).encode()
@@ -117,11 +117,11 @@ def fingerprint(code: CodeType) -> str:
 
 
 def functions_code(source: str) -> dict[str, str]:
-    """Each named function's qualified name in `source` -> its fingerprint (comprehensions,
+    """Each named function's qualified name in `source` -> its bytecode digest (comprehensions,
     lambdas and the module's own code are alike in too many programs to tell them apart)."""
     compiled = compile(source, "<course>", "exec")
     codes = [code for code in code_objects(compiled) if not code.co_name.startswith("<")]
-    return {code.co_qualname: fingerprint(code) for code in codes}
+    return {code.co_qualname: bytecode_digest(code) for code in codes}
 
 
 def hidden_test_texts(path: Path) -> Iterator[str]:
@@ -147,7 +147,7 @@ def region_texts(path: Path) -> Iterator[tuple[str, str]]:
 
 
 def solved_functions(path: Path) -> dict[str, str]:
-    """The fingerprint of each function of `path` as its solution regions fill it in, and
+    """The bytecode digest of each function of `path` as its solution regions fill it in, and
     what it is."""
     from instructor.authoring.release import solved_source
 

@@ -227,6 +227,11 @@ class Worker:
         self.depth = 0
         self.lent: list[Iterator[Any]] = []  # iterators lent to the judge in this call
 
+    def on_stop_signal(self, signum: int, frame: Any) -> None:
+        """The judge says the running call has used up its CPU time: end it."""
+        if self.depth > 0:
+            raise CallLimit()
+
     def load(self, package: Path, modules: list[str], tree: str) -> None:
         """Import the submission's package and every module of the catalog's chapters, and
         learn its tensor classes and the records the catalog names."""
@@ -357,15 +362,6 @@ def encoded(encoder: Encoder, value: Any, contents: bool = False) -> Any:
         return ["?", f"value that cannot be sent ({type(error).__name__})"]
 
 
-WORKER: Worker | None = None
-
-
-def on_stop_signal(signum: int, frame: Any) -> None:
-    """The judge says the running call has used up its CPU time: end it."""
-    if WORKER is not None and WORKER.depth > 0:
-        raise CallLimit()
-
-
 def main(settings_json: str) -> None:
     """The worker's life: wait for "go", confine itself, import the submission, answer."""
     settings = WorkerSettings.from_json(settings_json)
@@ -376,9 +372,8 @@ def main(settings_json: str) -> None:
         __import__(module)
     package = confine(settings)
     channel.send(["ready"])
-    global WORKER
-    worker = WORKER = Worker(channel, settings.call_cpu_seconds)
-    signal.signal(STOP_SIGNAL, on_stop_signal)
+    worker = Worker(channel, settings.call_cpu_seconds)
+    signal.signal(STOP_SIGNAL, worker.on_stop_signal)
     try:
         worker.load(package, list(settings.modules), settings.tree)
     except BaseException as error:  # noqa: BLE001 - reported to the judge, whatever it is

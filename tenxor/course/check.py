@@ -4,14 +4,13 @@
 The tests run apart from the notebook's kernel, in a fresh child of a warm worker process
 (see `engine/warm.py`), so edits to the package count at once, without restarting the
 kernel, a loop that never ends is stopped, and an answer comes in a fraction of a second.
+A failure is put into words by failure_words.py, and hints are shown by hints_shown.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -28,9 +27,8 @@ from .catalog import (
     tests_of,
 )
 from .engine import Limits, Result, Run, function_of, run_checked, short_name
-from .failure import Failure
-from .files import write_atomically
-from .hints import HINTS
+from .failure_words import failure_in_words, wrapped
+from .hints_shown import hints_so_far, show_hint
 from .remembered import fingerprints, recalled, remember
 
 CHECK_LIMITS = Limits(test_seconds=20.0, run_seconds=20.0, memory_mb=2048)
@@ -39,8 +37,6 @@ MOST_PROCESSES = 4  # that share the progress table's tests
 DONE, FAILING, NOT_STARTED = "done", "failing", "not started"
 NOT_RUN = "not run"  # the outcome of a test the run stopped before
 FAILED_CASES_NAMED = 3
-LINE_WIDTH = 90  # explanations wrap to fit a notebook's output area
-HINTS_FILE = ".tenxor-hints.json"  # in the course folder: how many hints each exercise has shown
 
 
 @dataclass(frozen=True)
@@ -103,73 +99,6 @@ def status_of(root: Path, item: Exercise, results: list[Result]) -> Status:
     else:
         state = FAILING
     return Status(item, state, passed, len(results), tuple(waits_for))
-
-
-def wrapped(text: str) -> list[str]:
-    """`text` wrapped to the output width, keeping its own line breaks."""
-    return [part for line in text.splitlines() for part in textwrap.wrap(line, LINE_WIDTH) or [""]]
-
-
-def needs_first(result: Result) -> list[str] | None:
-    """What to say when a test failed on an unfinished exercise's stub, or None."""
-    if result.unfinished and result.unfinished != result.exercise:
-        needed = BY_ID[result.unfinished]
-        return wrapped(
-            f"This test needs exercise {needed.id} ({needed.title}, {needed.path}: "
-            f"{needed.function}), which is not finished yet. Do that one first, then check again."
-        )
-    if result.unfinished:
-        mine = BY_ID[result.unfinished]
-        return [
-            f"Not started: {mine.function} in {mine.path} still raises NotImplementedError.",
-            "Replace that raise with your code, save the file, then check again.",
-        ]
-    return None
-
-
-def labelled(label: str, text: str) -> list[str]:
-    """`text` after a label, its further lines indented under the first."""
-    first, *rest = text.splitlines() or [""]
-    return [f"{label:<10}{first}", *(f"{'':<10}{line}" for line in rest)]
-
-
-def record_in_words(record: Failure) -> list[str]:
-    """A failure record as check prints it: the finding, then the call that went wrong, what
-    it returned or raised, what was expected and where, then the case or the example."""
-    lines = wrapped(record.message)
-    if record.call:
-        lines += labelled("call:", record.call)
-        if record.timed_out:
-            lines.append(f"{'':<10}(still running when it was stopped)")
-        elif record.returned is not None:
-            lines += labelled("returned:", record.returned)
-        elif record.raised and record.raised not in record.message:
-            lines += labelled("raised:", record.raised)
-    if record.expected and f"expected {record.expected}" not in record.message:
-        lines += labelled("expected:", record.expected)
-    elif record.raised and not record.expected and not record.unfinished:
-        lines += labelled("expected:", "a result: no error is due for this call")
-    if record.line:
-        lines.append(f"raised at {record.line}")
-    if record.inside:
-        lines.append(f"  ({record.inside})")
-    if record.before:
-        lines += wrapped(f"That line is provided code. Before the error, {record.before}")
-    if record.case:
-        lines.append(f"the case: {record.case}")
-    if record.example and not record.call:
-        lines += record.example.splitlines()
-    return lines
-
-
-def failure_in_words(result: Result) -> list[str]:
-    """The lines that explain one failed test to a learner."""
-    first = needs_first(result)
-    if first is not None:
-        return first
-    if result.failure is None:
-        return result.message.splitlines() or [result.outcome]
-    return record_in_words(result.failure)
 
 
 def test_of(result: Result) -> str:
@@ -341,82 +270,6 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     return statuses
 
 
-# ---------------------------------------------------------------------------------------------
-# Hints
-# ---------------------------------------------------------------------------------------------
-
-
-def hints_shown(root: Path) -> dict[str, int]:
-    """How many hints of each exercise this learner has seen (nothing, if the file is gone or
-    unreadable)."""
-    try:
-        counts = json.loads((root / HINTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(counts, dict):
-        return {}
-    return {key: value for key, value in counts.items() if isinstance(value, int)}
-
-
-def remember_hints(root: Path, counts: dict[str, int]) -> None:
-    """Save how many hints of each exercise have been shown (written whole, then renamed)."""
-    write_atomically(root / HINTS_FILE, json.dumps(dict(sorted(counts.items())), indent=1) + "\n")
-
-
-def next_hint(exercise_id: str, root: Path | None = None, again: str | None = None) -> list[str]:
-    """The lines that show the next hint of an exercise not yet shown to this learner (after
-    the last one, the last one again), remembered in the course folder; `again` is how to ask
-    for the next one (default: the notebook's call)."""
-    item, root = exercise(exercise_id), root or course_root()
-    hints: tuple[str, ...] = HINTS.get(item.id, ())
-    if not hints:
-        return [f"Exercise {item.id} has no hints yet."]
-    counts = hints_shown(root)
-    seen = max(0, counts.get(item.id, 0))
-    if seen < len(hints):
-        number, lines = seen + 1, []
-        counts[item.id] = number
-        remember_hints(root, counts)
-    else:
-        number = len(hints)
-        lines = [f"That was the last hint for exercise {item.id}; here it is again."]
-    lines += hint_lines(item, hints, number)
-    if number < len(hints):
-        lines.append(f"""({again or f'check("{item.id}", hint=True)'} again for the next one.)""")
-    if number > 1:  # the shell's command (`again`) has its own way to say it
-        every = (
-            again.replace("--hint", "--all-hints") if again else f'check("{item.id}", hint="all")'
-        )
-        lines.append(f"({every} shows the {number} so far again.)")
-    return lines
-
-
-def hints_so_far(exercise_id: str, root: Path | None = None) -> list[str]:
-    """The lines that show again every hint of an exercise this learner has seen, in order;
-    no new one is shown."""
-    item, root = exercise(exercise_id), root or course_root()
-    hints: tuple[str, ...] = HINTS.get(item.id, ())
-    seen = min(len(hints), max(0, hints_shown(root).get(item.id, 0)))
-    if not seen:
-        first = f'check("{item.id}", hint=True)'
-        return [f"No hint of exercise {item.id} has been shown yet: {first} shows the first."]
-    return [line for number in range(1, seen + 1) for line in hint_lines(item, hints, number)]
-
-
-def hint_lines(item: Exercise, hints: tuple[str, ...], number: int) -> list[str]:
-    """Hint `number` (from 1) of an exercise: a heading that says which of how many, then
-    its text."""
-    heading = f"Exercise {item.id} ({item.title}), hint {number} of {len(hints)}:"
-    return [heading, *(f"  {line}" for line in wrapped(hints[number - 1]))]
-
-
-def show_hint(
-    exercise_id: str, root: Path | None = None, out: TextIO = sys.stdout, again: str | None = None
-) -> None:
-    """Print the next hint of an exercise."""
-    out.writelines(f"{line}\n" for line in next_hint(exercise_id, root, again))
-
-
 def check(exercise_id: str | None = None, hint: bool | str = False) -> None:
     """In a notebook: `check("2.1")` checks one exercise, `check("2.1", hint=True)` shows its
     next hint, `check("2.1", hint="all")` every hint shown so far again, `check()` shows your
@@ -428,11 +281,13 @@ def check(exercise_id: str | None = None, hint: bool | str = False) -> None:
         progress()
         return
     try:
+        exercise(exercise_id)  # an unknown id raises KeyError before anything else is done
+        root = course_root()
         if hint == "all":
-            print("\n".join(hints_so_far(exercise_id)))
+            print("\n".join(hints_so_far(exercise_id, root)))
         elif hint:
-            show_hint(exercise_id)
+            show_hint(exercise_id, root)
         else:
-            check_exercise(exercise_id)
+            check_exercise(exercise_id, root)
     except KeyError as error:  # an unknown id: the message lists the known ones
         print(error.args[0])

@@ -44,8 +44,9 @@ def root_of(arguments: argparse.Namespace) -> Path:
 
 
 def command_check(arguments: argparse.Namespace) -> int:
-    from .check import DONE, check_exercise, hints_so_far, progress, show_hint
+    from .check import DONE, check_exercise, progress
     from .engine import use_the_shells_worker
+    from .hints_shown import hints_so_far, show_hint
 
     use_the_shells_worker()
     if arguments.all_hints and arguments.exercise is not None:

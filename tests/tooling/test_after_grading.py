@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from instructor.authoring.release import stubbed_source
 from instructor.cli import main
-from instructor.grading import GRADING_LIMITS, batch, grade_batch, students_in
+from instructor.grading import GRADING_LIMITS, GradingOptions, batch, grade_batch, students_in
 from instructor.grading.batch import (
     CLASS_REPORT,
     RECORD,
@@ -91,7 +91,12 @@ def submissions(course: Path) -> dict[str, Path]:
 def grade(course: Path, submissions: dict[str, Path], output: Path, capsys, **options) -> list[str]:
     """Grade the batch into `output`; the students graded."""
     capsys.readouterr()
-    grade_batch(course, submissions, output, GRADED, LIMITS, jobs=2, profile="ci-quick", **options)
+    grade_batch(
+        course,
+        submissions,
+        output,
+        GradingOptions(selection=GRADED, limits=LIMITS, jobs=2, profile="ci-quick", **options),
+    )
     return graded_students(capsys.readouterr().err)
 
 
@@ -99,7 +104,12 @@ def grade(course: Path, submissions: dict[str, Path], output: Path, capsys, **op
 def whole(course: Path, submissions: dict[str, Path]) -> Path:
     """The batch graded in one run."""
     output = course.parent / "whole"
-    grade_batch(course, submissions, output, GRADED, LIMITS, jobs=2, profile="ci-quick")
+    grade_batch(
+        course,
+        submissions,
+        output,
+        GradingOptions(selection=GRADED, limits=LIMITS, jobs=2, profile="ci-quick"),
+    )
     return output
 
 
@@ -155,14 +165,19 @@ def test_a_changed_hidden_test_grades_its_exercise_again_for_everyone_and_nothin
     course = copy_of_reference(tmp_path / "course")
     submissions = submissions_of(tmp_path / "submissions")
     output, selection = tmp_path / "grades", ["1.1", "1.2"]
-    grade_batch(course, submissions, output, selection, LIMITS, jobs=2, profile="ci-quick")
+    grade_batch(
+        course,
+        submissions,
+        output,
+        GradingOptions(selection=selection, limits=LIMITS, jobs=2, profile="ci-quick"),
+    )
     first = {name: json.loads((output / name / "results.json").read_text()) for name in STUDENTS}
     judged: list[set[str]] = []
     real = batch.run_judges
 
-    def watched(bench, packages, slot, expected, graded):
+    def watched(setup, packages, slot, expected, graded):
         judged.append(set(expected.values()))
-        return real(bench, packages, slot, expected, graded)
+        return real(setup, packages, slot, expected, graded)
 
     monkeypatch.setattr(batch, "run_judges", watched)
     hidden = course / HIDDEN_TEST
@@ -171,7 +186,12 @@ def test_a_changed_hidden_test_grades_its_exercise_again_for_everyone_and_nothin
     assert text.count(name) == 1, f"{HIDDEN_TEST} has no {name}"
     hidden.write_text(text.replace(name, f"@pytest.mark.xfail(strict=True)\n{name}"))
     capsys.readouterr()
-    grade_batch(course, submissions, output, selection, LIMITS, jobs=2, profile="ci-quick")
+    grade_batch(
+        course,
+        submissions,
+        output,
+        GradingOptions(selection=selection, limits=LIMITS, jobs=2, profile="ci-quick"),
+    )
     assert graded_students(capsys.readouterr().err) == sorted(STUDENTS)
     assert judged and all(exercises == {"1.2"} for exercises in judged), f"judged: {judged}"
     for name in STUDENTS:
@@ -448,7 +468,9 @@ def test_the_export_command_writes_canvas_csv_from_a_grading_output(tmp_path, ca
     grades = tmp_path / "grades"
     batch = Batch({}, grades)
     for student, score in (("ada", 2), ("ben", 1.5), ("stranger", 2)):
-        batch.keep(student, {"score": score, "extra_data": {"max_score": 2, "exercises": {}}})
+        batch.write_results(
+            student, {"score": score, "extra_data": {"max_score": 2, "exercises": {}}}
+        )
     code = main(["export", str(grades), "--canvas", str(ROSTER)])
     said = capsys.readouterr().out
     assert code == 1, "a graded student missing from the roster makes the command fail"

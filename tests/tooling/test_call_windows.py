@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from instructor.grading.bench import bench_for
 from instructor.grading.intake import assemble
+from instructor.grading.setup import grading_setup
 from instructor.sandbox.judge_side import (
     LimitReached,
     Raising,
@@ -54,12 +54,12 @@ def sandbox() -> Iterator[Sandbox]:
     """A sandbox for a submission with answer_for, its worker started."""
     fixture = Fixture("answers", (appended("tenxor/strides.py", ANSWER_FOR),), (), "")
     with (
-        bench_for(ROOT, [], LIMITS, 1, profile="ci-quick") as bench,
-        tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch,
+        grading_setup(ROOT, [], LIMITS, 1, profile="ci-quick") as setup,
+        tempfile.TemporaryDirectory(prefix="submission-", dir=setup.scratch) as scratch,
     ):
         submission = fixture.build(Path(scratch) / "submission")
-        assembly = assemble(bench.release_tree, submission, Path(scratch) / "package")
-        config = dataclasses.replace(bench.config(assembly.package, 0), judge=None, limits=LIMITS)
+        assembly = assemble(setup.release_tree, submission, Path(scratch) / "package")
+        config = dataclasses.replace(setup.config(assembly.package, 0), judge=None, limits=LIMITS)
         made = Sandbox(config, None, Launcher(config))
         try:
             assert made.start() is None, "the submission did not import"

@@ -30,23 +30,21 @@ from tenxor.course.check import (
     CHECK_LIMITS,
     DONE,
     FAILING,
-    HINTS_FILE,
     NOT_STARTED,
     cases_by_test,
     check_exercise,
-    hints_so_far,
-    next_hint,
     ordered_test_files,
     progress,
     public_test_options,
     summary_line,
-    wrapped,
 )
 from tenxor.course.engine import SEED_OPTION, Limits, Result, run_tests, warm
 from tenxor.course.engine.explain import comparison_in_words
 from tenxor.course.engine.runner import summary_repr
 from tenxor.course.failure import Failure
+from tenxor.course.failure_words import wrapped
 from tenxor.course.hints import HINTS
+from tenxor.course.hints_shown import HINTS_FILE, hints_so_far, next_hint
 from tenxor.course.remembered import REMEMBERED_FILE, fingerprints
 from tenxor.creation import tensor
 from tests.tooling.submissions import (

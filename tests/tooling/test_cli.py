@@ -12,8 +12,8 @@ import pytest
 
 from instructor.authoring.release import write_release
 from tenxor.course.catalog import CATALOG
-from tenxor.course.check import HINTS_FILE
 from tenxor.course.hints import HINTS
+from tenxor.course.hints_shown import HINTS_FILE
 from tests.tooling.submissions import ROOT
 
 pytestmark = pytest.mark.provided

@@ -19,7 +19,7 @@ import pytest
 
 from instructor.authoring.regions import regions_in
 from instructor.authoring.release import solved_source, write_release
-from instructor.grading.bench import GradingRefused, bench_for
+from instructor.grading.setup import GradingRefused, grading_setup
 from instructor.sandbox.exposure import Secrets, course_secrets, exposure
 from instructor.sandbox.launcher import grading_users
 from tenxor.course.catalog import BY_ID
@@ -128,7 +128,7 @@ def test_a_batch_is_not_graded_unprotected_unless_told(tmp_path: Path):
     from instructor.sandbox.protections import SandboxMode
 
     refused = pytest.raises(GradingRefused, match="--unprotected")
-    with refused, bench_for(ROOT, [], LIMITS, 1, SandboxMode.UNPROTECTED):
+    with refused, grading_setup(ROOT, [], LIMITS, 1, SandboxMode.UNPROTECTED):
         pass
     (tmp_path / "a-student" / "tenxor").mkdir(parents=True)
     done = subprocess.run(

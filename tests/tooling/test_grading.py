@@ -19,6 +19,7 @@ from instructor.grading import (
     DEFAULT_CREDIT,
     JUDGE_SETTINGS,
     Assembly,
+    GradingOptions,
     grade_batch,
     grading_options,
     read_report_log,
@@ -100,7 +101,12 @@ def batch(tmp_path_factory) -> tuple[Path, Path, dict[str, bytes]]:
     output.mkdir()
     before = course_state(course)
     submissions = students_in(base / "submissions")
-    grade_batch(course, submissions, output, CHAPTER_1, LIMITS, jobs=2, profile=EXAMPLES)
+    grade_batch(
+        course,
+        submissions,
+        output,
+        GradingOptions(selection=CHAPTER_1, limits=LIMITS, jobs=2, profile=EXAMPLES),
+    )
     return output, course, before
 
 

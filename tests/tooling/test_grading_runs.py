@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from instructor.grading import grade_batch, students_in
+from instructor.grading import GradingOptions, grade_batch, students_in
 from instructor.grading.batch import OUTPUT_FILES
 from instructor.sandbox.protections import SandboxMode
 from instructor.sandbox.worker_group import own_cgroup
@@ -88,8 +88,19 @@ def test_weaker_sandboxes_say_what_was_off_and_keep_the_course(tmp_path: Path, m
     output = tmp_path / "grades"
     output.mkdir()
     before = course_state(course)  # its files, and the modes of the folders beside it
-    grade_batch(course, submissions, output, CHAPTER_1, LIMITS, jobs=2, sandbox=mode,
-                profile=EXAMPLES, unprotected=True)  # fmt: skip
+    grade_batch(
+        course,
+        submissions,
+        output,
+        GradingOptions(
+            selection=CHAPTER_1,
+            limits=LIMITS,
+            jobs=2,
+            sandbox=mode,
+            profile=EXAMPLES,
+            unprotected=True,
+        ),
+    )
     for fixture in chosen:
         if fixture.name not in submissions:
             continue
@@ -120,7 +131,12 @@ def test_the_restarts_an_exercise_causes_are_charged_to_it(tmp_path: Path):
     replace_region(folder / STORAGE, "1.1", "import os\nos._exit(3)")
     limits = dataclasses.replace(LIMITS, exercise_wall_seconds=4.0, strikes=5)
     output = tmp_path / "grades"
-    grade_batch(ROOT, students_in(tmp_path / "batch"), output, CHAPTER_1, limits, profile=EXAMPLES)
+    grade_batch(
+        ROOT,
+        students_in(tmp_path / "batch"),
+        output,
+        GradingOptions(selection=CHAPTER_1, limits=limits, profile=EXAMPLES),
+    )
     results = results_of(output, "sleeps-at-import")
     points = {exercise_id: BY_ID[exercise_id].points for exercise_id in ("1.2", "1.3")}
     assert results["extra_data"]["exercises"] == {"1.1": 0, **points}
@@ -162,7 +178,13 @@ def test_a_student_named_like_an_output_file_is_refused_and_the_batch_goes_on(tm
     said: list[str] = []
     output = tmp_path / "grades"
     batch = students_in(tmp_path / "batch")
-    grade_batch(ROOT, batch, output, ["1.1"], LIMITS, report=said.append, profile=EXAMPLES)
+    grade_batch(
+        ROOT,
+        batch,
+        output,
+        GradingOptions(selection=["1.1"], limits=LIMITS, profile=EXAMPLES),
+        report=said.append,
+    )
     rows = list(csv.DictReader((output / "gradebook.csv").open()))
     assert [row["student"] for row in rows] == ["complete"]
     assert float(rows[0]["total"]) == BY_ID["1.1"].points

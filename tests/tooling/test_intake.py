@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from instructor.grading import grade_batch, students_in
+from instructor.grading import GradingOptions, grade_batch, students_in
 from instructor.grading.batch import OUTPUT_FILES, shown
 from instructor.grading.intake import MAX_DEPTH, MAX_MODULE_BYTES, assemble, submission_digest
 from instructor.grading.spreadsheet import safe_cell
@@ -137,8 +137,13 @@ def test_every_student_gets_a_result_and_well_formed_ones_score_the_reference(ch
         assert sorted(submissions) == sorted(earns)
         output = base / "grades"
         said: list[str] = []
-        grade_batch(ROOT, submissions, output, ["1.1"], LIMITS, jobs=2, report=said.append,
-                    profile=EXAMPLES)  # fmt: skip
+        grade_batch(
+            ROOT,
+            submissions,
+            output,
+            GradingOptions(selection=["1.1"], limits=LIMITS, jobs=2, profile=EXAMPLES),
+            report=said.append,
+        )
         points = BY_ID["1.1"].points
         with (output / "gradebook.csv").open(encoding="utf-8", newline="") as stream:
             rows = {row["student"]: row for row in csv.DictReader(stream)}
@@ -178,8 +183,13 @@ def test_a_student_folder_that_is_a_link_is_refused_and_the_batch_goes_on(tmp_pa
     (tmp_path / "batch" / "linked").symlink_to(tmp_path / "batch" / "complete")
     said: list[str] = []
     output = tmp_path / "grades"
-    grade_batch(ROOT, students_in(tmp_path / "batch"), output, ["1.1"], LIMITS,
-                report=said.append, profile=EXAMPLES)  # fmt: skip
+    grade_batch(
+        ROOT,
+        students_in(tmp_path / "batch"),
+        output,
+        GradingOptions(selection=["1.1"], limits=LIMITS, profile=EXAMPLES),
+        report=said.append,
+    )
     assert (output / "complete" / "results.json").is_file()
     assert not (output / "linked").exists()
     assert [line for line in said if line.startswith("Not graded: linked") and "link" in line]

@@ -30,9 +30,9 @@ from instructor.grading.student_report import report_html
 from instructor.sandbox.launcher import SandboxLimits
 from instructor.sandbox.protections import SandboxMode
 from tenxor.course.catalog import BY_ID
-from tenxor.course.check import record_in_words
 from tenxor.course.engine import Result, Run
 from tenxor.course.failure import Failure
+from tenxor.course.failure_words import record_in_words
 from tests.tooling.pages import elements_of, page_text
 from tests.tooling.submissions import ROOT
 
@@ -113,7 +113,7 @@ def grades_folder(folder: Path, rows: dict[str, dict[str, Any]]) -> Path:
     (with its record of what it wrote, which the class report trusts and nothing else)."""
     batch = Batch({}, folder)
     for student, results in rows.items():
-        batch.keep(student, results)
+        batch.write_results(student, results)
     return folder
 
 

@@ -14,9 +14,9 @@ import pytest
 
 from instructor.authoring.regions import find_regions
 from instructor.authoring.release import stubbed_source
-from instructor.grading.bench import Bench, bench_for
 from instructor.grading.intake import assemble
 from instructor.grading.judge_run import record_examples, reference_tests, run_judge, run_judges
+from instructor.grading.setup import GradingSetup, grading_setup
 from instructor.sandbox.launcher import SandboxLimits
 from instructor.sandbox.protections import SandboxMode
 from tenxor.course.catalog import BY_ID, CATALOG
@@ -53,18 +53,20 @@ LYING_ZIP = Fixture(
 
 
 @pytest.fixture(scope="module")
-def bench() -> Iterator[Bench]:
-    with bench_for(Path(__file__).resolve().parents[2], [], LIMITS, 1, profile="ci-quick") as made:
+def setup() -> Iterator[GradingSetup]:
+    with grading_setup(
+        Path(__file__).resolve().parents[2], [], LIMITS, 1, profile="ci-quick"
+    ) as made:
         yield made
 
 
-def judged(bench: Bench, fixture: Fixture, selection: list[str]) -> Run:
+def judged(setup: GradingSetup, fixture: Fixture, selection: list[str]) -> Run:
     """The judge's run of the `selection`'s tests on a fixture submission."""
-    expected = reference_tests(bench.judge_tree, selection)
-    with tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch:
+    expected = reference_tests(setup.judge_tree, selection)
+    with tempfile.TemporaryDirectory(prefix="submission-", dir=setup.scratch) as scratch:
         submission = fixture.build(Path(scratch) / "submission")
-        assembly = assemble(bench.release_tree, submission, Path(scratch) / "package")
-        run, imported = run_judge(bench, assembly.package, 0, expected)
+        assembly = assemble(setup.release_tree, submission, Path(scratch) / "package")
+        run, imported = run_judge(setup, assembly.package, 0, expected)
     assert imported, f"the {fixture.name} submission did not import: {run.output}"
     return run
 
@@ -79,9 +81,9 @@ def crossings(run: Run) -> dict[str, set[str]]:
 
 
 @pytest.fixture(scope="module")
-def complete_run(bench: Bench) -> Run:
+def complete_run(setup: GradingSetup) -> Run:
     """Every test of the course, public and hidden, on the reference solutions."""
-    return judged(bench, Fixture("complete", (), (), ""), EVERY_EXERCISE)
+    return judged(setup, Fixture("complete", (), (), ""), EVERY_EXERCISE)
 
 
 def test_a_complete_submission_passes_every_test_of_the_course(complete_run: Run) -> None:
@@ -114,13 +116,13 @@ def test_every_exercise_is_graded_through_the_worker(complete_run: Run) -> None:
     assert all(tests_of.values()), f"tests per exercise that reached the worker: {tests_of}"
 
 
-def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> None:
+def test_comparisons_answered_by_a_lying_kernel_earn_nothing(setup: GradingSetup) -> None:
     """Chapters 1 to 3 answering tensors where tests expect other values: a zip kernel that
     says every comparison holds passes no more of their tests than the honest one, since
     their comparisons never run submitted code."""
     passed = {}
     for fixture in (HONEST_ZIP, LYING_ZIP):
-        run = judged(bench, fixture, FIRST_CHAPTERS)
+        run = judged(setup, fixture, FIRST_CHAPTERS)
         assert run.results, f"no test ran for {fixture.name}: {run.output}"
         passed[fixture.name] = {test for test, result in run.results.items() if result.passed}
     gained = sorted(passed[LYING_ZIP.name] - passed[HONEST_ZIP.name])
@@ -128,7 +130,7 @@ def test_comparisons_answered_by_a_lying_kernel_earn_nothing(bench: Bench) -> No
     assert len(passed[HONEST_ZIP.name]) < 10, f"tests a tensor answer passes: {passed}"
 
 
-def test_a_judge_of_several_submissions_gives_each_what_a_judge_of_its_own_gives(bench):
+def test_a_judge_of_several_submissions_gives_each_what_a_judge_of_its_own_gives(setup):
     """One judge grading submissions in turn (each property test's examples drawn once, with
     the reference, and replayed for each) gives each submission, test by test, the outcome,
     the failure record and the crossings into its worker that grading it alone gives; one
@@ -136,15 +138,15 @@ def test_a_judge_of_several_submissions_gives_each_what_a_judge_of_its_own_gives
     named = {fixture.name: fixture for fixture in FIXTURES}
     fixtures = [named["wrong-byte-strides"], named["complete"], HONEST_ZIP]
     fixtures.insert(1, named["exception-at-import"])
-    expected = reference_tests(bench.judge_tree, [e for e in FIRST_CHAPTERS if e[0] in "12"])
-    with tempfile.TemporaryDirectory(prefix="submissions-", dir=bench.scratch) as scratch:
+    expected = reference_tests(setup.judge_tree, [e for e in FIRST_CHAPTERS if e[0] in "12"])
+    with tempfile.TemporaryDirectory(prefix="submissions-", dir=setup.scratch) as scratch:
         packages = []
         for number, fixture in enumerate(fixtures):
             submission = fixture.build(Path(scratch) / f"submission-{number}")
             package = Path(scratch) / f"package-{number}"
-            packages.append(assemble(bench.release_tree, submission, package).package)
-        together = run_judges(bench, packages, 0, expected)
-        alone = [run_judge(bench, package, 0, expected) for package in packages]
+            packages.append(assemble(setup.release_tree, submission, package).package)
+        together = run_judges(setup, packages, 0, expected)
+        alone = [run_judge(setup, package, 0, expected) for package in packages]
     for fixture, (run, imported), (own, own_imported) in zip(fixtures, together, alone):
         assert imported is own_imported, f"{fixture.name}: imported {imported} ({own_imported})"
         assert set(run.results) == set(expected), f"{fixture.name}: tests not run"
@@ -160,31 +162,31 @@ def test_a_judge_of_several_submissions_gives_each_what_a_judge_of_its_own_gives
     assert not together[1][1], "the submission that raises at import imported"
 
 
-def test_judges_replay_the_examples_the_batch_recorded_once(bench: Bench):
+def test_judges_replay_the_examples_the_batch_recorded_once(setup: GradingSetup):
     """The batch's recorders draw each property test's examples once, with the reference
     (record_examples); judges given their files grade each submission test by test as judges
     drawing their own examples do, and replay those files' examples and no others: with every
     example taken out, the property tests a wrong submission failed pass."""
     named = {fixture.name: fixture for fixture in FIXTURES}
     fixtures = [named["wrong-byte-strides"], named["complete"]]
-    expected = reference_tests(bench.judge_tree, [e for e in FIRST_CHAPTERS if e[0] == "1"])
-    with tempfile.TemporaryDirectory(prefix="submissions-", dir=bench.scratch) as scratch:
+    expected = reference_tests(setup.judge_tree, [e for e in FIRST_CHAPTERS if e[0] == "1"])
+    with tempfile.TemporaryDirectory(prefix="submissions-", dir=setup.scratch) as scratch:
         folder = Path(scratch)
         built = [(f.build(folder / f.name), folder / str(n)) for n, f in enumerate(fixtures)]
-        packages = [assemble(bench.release_tree, *each).package for each in built]
-        drawn = run_judges(bench, packages, 0, expected)
-        files = record_examples(bench, expected)
+        packages = [assemble(setup.release_tree, *each).package for each in built]
+        drawn = run_judges(setup, packages, 0, expected)
+        files = record_examples(setup, expected)
         try:
-            assert files == bench.examples and all(f.is_file() for f in files), files
-            closed = not bench.scratch.stat().st_mode & 0o007  # to every worker's user
-            assert closed and all(f.parent == bench.scratch for f in files), files
-            replayed = run_judges(bench, packages, 0, expected)
+            assert files == setup.examples and all(f.is_file() for f in files), files
+            closed = not setup.scratch.stat().st_mode & 0o007  # to every worker's user
+            assert closed and all(f.parent == setup.scratch for f in files), files
+            replayed = run_judges(setup, packages, 0, expected)
             tests = {test for f in files for test in pickle.loads(f.read_bytes())}
             for file in files:  # every property test recorded with no example at all
                 file.write_bytes(pickle.dumps({test: pickle.dumps([]) for test in tests}))
-            emptied = run_judges(bench, packages, 0, expected)
+            emptied = run_judges(setup, packages, 0, expected)
         finally:
-            bench.examples = []
+            setup.examples = []
     assert len(tests) > 5, f"property tests recorded: {sorted(tests)}"
     for fixture, (run, _), (own, _) in zip(fixtures, replayed, drawn):
         differ = {
@@ -208,15 +210,15 @@ WALK_TESTS = (
     [("combines each group into a list", WALK_TESTS[0]),
      ("reads every element at its own offset", WALK_TESTS[1])],
 )  # fmt: skip
-def test_the_fused_kernels_walk_is_watched_from_the_judge(bench: Bench, mistake, caught_by):
+def test_the_fused_kernels_walk_is_watched_from_the_judge(setup: GradingSetup, mistake, caught_by):
     """The tests that watch how the fused kernel walks pass on the reference through the
     worker and fail its two wrong walks: fold takes the worker's iterator item by item, and
     the counting storage is read back from the judge, so what they observe is the judge's."""
     answer = next(a for a in PLANTED if a.mistake.startswith(mistake))
     wrong = judged(
-        bench, Fixture(mistake, (lambda folder: plant(folder, answer),), (), ""), ["5.4"]
+        setup, Fixture(mistake, (lambda folder: plant(folder, answer),), (), ""), ["5.4"]
     )
-    right = judged(bench, Fixture("reference", (), (), ""), ["5.4"])
+    right = judged(setup, Fixture("reference", (), (), ""), ["5.4"])
     for run, passes in ((right, True), (wrong, False)):
         watched = {t: r for t, r in run.results.items() if caught_by in t}
         assert watched, f"no test {caught_by} ran: {run.output[-2000:]}"

@@ -88,7 +88,7 @@ def test_a_worker_of_the_grading_user_is_in_no_blocks_cgroup(tmp_path):
     killed launchers left): the group of a worker that runs as the grading user is never
     named like one, whatever block its settings name."""
     from instructor.authoring.release import write_tree
-    from instructor.grading.bench import RELEASE_TREE_EXCLUDED
+    from instructor.grading.setup import RELEASE_TREE_EXCLUDED
     from instructor.sandbox.launcher import UID_BASE, Launcher, SandboxConfig, group_kind
     from instructor.sandbox.protections import SandboxMode
 

@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from instructor.grading.bench import bench_for
 from instructor.grading.intake import assemble
+from instructor.grading.setup import grading_setup
 from instructor.sandbox.judge_side import Sandbox
 from instructor.sandbox.launcher import Launcher, SandboxLimits
 from instructor.sandbox.protections import SandboxMode
@@ -103,15 +103,15 @@ def walk_in_a_worker(
     file that its user may read in /tmp): how many files it read, where it found which
     needles, and which folders it may write (with their modes)."""
     with (
-        bench_for(course, closed, WALKING, 1, mode, profile="ci-quick") as bench,
-        tempfile.TemporaryDirectory(prefix="submission-", dir=bench.scratch) as scratch,
+        grading_setup(course, closed, WALKING, 1, mode, profile="ci-quick") as setup,
+        tempfile.TemporaryDirectory(prefix="submission-", dir=setup.scratch) as scratch,
     ):
-        config = bench.config(Path(scratch) / "package", 0)
+        config = setup.config(Path(scratch) / "package", 0)
         with readable_by(config.uid or os.getuid()) if other else contextlib.nullcontext():
             submission = walking_submission().build(Path(scratch) / "s")
-            assembly = assemble(bench.release_tree, submission, Path(scratch) / "package")
+            assembly = assemble(setup.release_tree, submission, Path(scratch) / "package")
             config = dataclasses.replace(
-                bench.config(assembly.package, 0), judge=None, limits=WALKING
+                setup.config(assembly.package, 0), judge=None, limits=WALKING
             )
             sandbox = Sandbox(config, None, Launcher(config))
             try:
@@ -122,7 +122,7 @@ def walk_in_a_worker(
                 files, found, writable = sandbox.call("1.1", target, (needles,), {}, [])
             finally:
                 sandbox.close()
-    return {"files": files, "found": found, "writable": writable, "mode": bench.mode.value}
+    return {"files": files, "found": found, "writable": writable, "mode": setup.mode.value}
 
 
 if __name__ == "__main__":

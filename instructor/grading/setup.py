@@ -1,4 +1,4 @@
-"""The bench of a grading run: the sandbox mode this machine allows, the judge's tree, the
+"""The set-up of a grading run: the sandbox mode this machine allows, the judge's tree, the
 folders a worker must not see, and the worker users and slots the run claims."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ RELEASE_TREE_EXCLUDED = (*NOT_NEEDED_FOR_TESTS, "tests")
 
 
 @dataclass
-class Bench:
+class GradingSetup:
     """What grading a batch needs once: the judge's tree, the sandbox mode, what the worker
     must not see, and which worker users and CPUs are free."""
 
@@ -105,7 +105,7 @@ class GradingRefused(Exception):
 
 
 @contextlib.contextmanager
-def bench_for(
+def grading_setup(
     course: Path,
     closed: list[Path],
     limits: SandboxLimits,
@@ -114,7 +114,7 @@ def bench_for(
     profile: str = "ci",
     unprotected: bool = False,
     grouped: bool = False,
-) -> Iterator[Bench]:
+) -> Iterator[GradingSetup]:
     """Set up grading: the judge's tree, the sandbox mode (the strongest allowed when `mode` is
     None) and the worker users. Each of `jobs` slots runs one judge with a share of the
     CPUs (pytest-xdist's processes); when `grouped` (judges that grade several
@@ -141,19 +141,19 @@ def bench_for(
         if JUDGE_USER.is_on(mode):  # the judges may read their tree; workers nothing of it
             os.chown(scratch, 0, users + BLOCK - 1)
             os.chmod(scratch, 0o750)
-        bench = Bench(course, Path(scratch), mode, limits, judges, users, profile)
-        write_tree(course, bench.judge_tree, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
-        write_tree(course, bench.release_tree, RELEASE_TREE_EXCLUDED)
+        setup = GradingSetup(course, Path(scratch), mode, limits, judges, users, profile)
+        write_tree(course, setup.judge_tree, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
+        write_tree(course, setup.release_tree, RELEASE_TREE_EXCLUDED)
         if HIDDEN_FOLDERS.is_on(mode) and not ALLOWLIST.is_on(mode):
             folders = [course.resolve(), *[folder.resolve() for folder in closed]]
-            why = exposure(course_secrets(course), users, folders, bench.judge_tree)
+            why = exposure(course_secrets(course), users, folders, setup.judge_tree)
             if why:
                 raise GradingRefused(f"grading did not start: {why}")
         # Its packages compiled once here: the judges, launchers and workers may not write
         # their tree's bytecode, so each would compile what it imports from it again. (The
         # test modules get pytest's own bytecode when the tests to grade are collected.)
         for package in ("tenxor", "instructor"):
-            compileall.compile_dir(bench.judge_tree / package, quiet=1)
+            compileall.compile_dir(setup.judge_tree / package, quiet=1)
         for slot in range(slots):
-            bench.slots.put(slot)
-        yield bench
+            setup.slots.put(slot)
+        yield setup
