@@ -222,9 +222,10 @@ def test_every_count_of_exercises_or_points_in_prose_is_the_catalogs():
 
 
 def test_an_example_progress_line_in_the_readme_is_what_the_catalog_gives():
+    """The README describes the progress line without its figures (a new chapter would
+    change them); an example line it does show must be what the catalog gives."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     examples = list(PROGRESS.finditer(readme))
-    assert examples, "the README shows no progress line"
     for example in examples:
         first = {item.id for item in CATALOG[: int(example.group(1))]}
         assert example.group(0) == progress_line(first, set())

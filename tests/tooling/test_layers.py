@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from tenxor.course.catalog import CHAPTERS, Chapter
+
 pytestmark = pytest.mark.provided
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +32,7 @@ Layers = list[tuple[str, ...]]
 
 # The layers, lowest first. A module may import from its own layer (without making a cycle)
 # and from the layers below it. A name ending in ".*" stands for every module of a package.
-LAYERS: Layers = [
+WRITTEN_LAYERS: Layers = [
     ("tenxor_shell",),  # the tenxor command's way in: it imports nothing of tenxor
     # chapters 1 and 2, and what provided code needs before them
     ("tenxor.storage", "tenxor.strides", "tenxor.row_major", "tenxor.python_values"),
@@ -69,7 +71,7 @@ LAYERS: Layers = [
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades
     ("instructor.grading.intake",),
-    ("instructor.grading.bench",),
+    ("instructor.grading.setup",),
     ("instructor.grading.judge_run", "instructor.grading.gradescope"),
     ("instructor.grading.student_report",),  # a student's report.html, from their results
     ("instructor.grading.batch",),
@@ -78,6 +80,22 @@ LAYERS: Layers = [
     ("instructor.grading.class_report",),  # the class report, from every results.json
     ("instructor.cli", "instructor.ci"),  # the tenxor-instructor command; the test run
 ]  # fmt: skip
+
+
+def with_new_chapters(layers: Layers, chapters: Iterable[Chapter]) -> Layers:
+    """`layers` with a layer for each chapter whose modules they do not name, in the
+    catalog's order, above the last chapter they name: a new chapter builds on every earlier
+    one (and on the Tenxor class), and provided code does not lean on it."""
+    named = {name for layer in layers for name in layer}
+    new = [tuple(m for m in chapter.modules if m not in named) for chapter in chapters]
+    new = [modules for modules in new if modules]
+    chapter_modules = {m for chapter in chapters for m in chapter.modules}
+    last = max(i for i, layer in enumerate(layers) if chapter_modules & set(layer))
+    return [*layers[: last + 1], *new, *layers[last + 1 :]]
+
+
+# The library's chapters the catalog adds after those written above get layers of their own.
+LAYERS: Layers = with_new_chapters(WRITTEN_LAYERS, CHAPTERS)
 
 
 @dataclass(frozen=True)
@@ -434,3 +452,14 @@ def test_the_room_rules_name_a_made_up_reach_past_the_interface():
         "instructor.sandbox.launcher",
         "instructor.sandbox.os_calls",
     }
+
+
+def test_a_chapter_the_layers_do_not_name_gets_a_layer_above_the_last_chapter():
+    layers = [("tenxor.storage",), ("tenxor.core",), ("tenxor.graph_attention",), ("tenxor",)]
+    chapters = [Chapter(1, "n1", ("tenxor.storage",)),
+                Chapter(6, "n6", ("tenxor.graph_attention",)),
+                Chapter(7, "n7", ("tenxor.norms",))]  # fmt: skip
+    assert with_new_chapters(layers, chapters) == [
+        ("tenxor.storage",), ("tenxor.core",), ("tenxor.graph_attention",), ("tenxor.norms",),
+        ("tenxor",),
+    ]  # fmt: skip

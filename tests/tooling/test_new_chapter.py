@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import filecmp
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from instructor.authoring.release import LOCAL_ONLY, course_files
 from tests.tooling.submissions import ROOT, copy_of_reference
 
 pytestmark = pytest.mark.provided
@@ -27,6 +29,9 @@ PUBLIC_TESTS = "tests/test_norms.py"
 HIDDEN_TESTS = "tests/hidden/test_norms_hidden.py"
 NOTEBOOK = "notebooks/07_norms.ipynb"
 CATALOG = "tenxor/course/catalog.py"
+HINTS = "tenxor/course/hints.py"
+PLANTED = "tests/tooling/planted.py"
+WELCOME = "notebooks/00_welcome.ipynb"  # its table of chapters comes from the catalog
 
 NORMS = '''\
 """Chapter 7: norms. The length of a vector, from the sum of its squares."""
@@ -112,14 +117,39 @@ def test_norm_of_a_long_vector():
     expect("euclidean_norm(range(100))", euclidean_norm(values), float(np.linalg.norm(values)))
 '''
 
+CHECK = ["nbval-ignore-output"]  # a check cell: its report names and counts the tests
+PREDICT = ["predict"]  # a predict-then-run cell
 CELLS = [
-    ("markdown", "# Chapter 7: norms\nHow long is a vector?"),
-    ("code", "from tenxor.course import check\nfrom tenxor import norms"),
-    ("code", 'check("7.1")'),
-    ("code", "norms.sum_of_squares([3.0, 4.0])"),
-    ("code", 'check("7.2")'),
-    ("code", "norms.euclidean_norm([3.0, 4.0])"),
+    ("markdown", "# Chapter 7: norms\nHow long is a vector?", []),
+    ("code", "from tenxor.course import check\nfrom tenxor import norms", []),
+    ("code", 'check("7.1")', CHECK),
+    ("code", "norms.sum_of_squares([3.0, 4.0])", []),
+    ("code", 'check("7.2")', CHECK),
+    ("code", "norms.euclidean_norm([3.0, 4.0])", []),
+    ("markdown", "## Predict, then run\n\n**1.** What is the norm of `[0.0, 0.0]`?", []),
+    ("code", "norms.euclidean_norm([0.0, 0.0])", PREDICT),
+    ("markdown", "**2.** Does the sign of a value change the norm of `[-3.0, 4.0]`?", []),
+    ("code", "norms.euclidean_norm([-3.0, 4.0])", PREDICT),
 ]  # fmt: skip
+
+# Two hints for each exercise, in tenxor/course/hints.py.
+HINTS_EDIT = (
+    "HINTS: dict[str, tuple[str, ...]] = {\n",
+    "HINTS: dict[str, tuple[str, ...]] = {\n"
+    '    "7.1": ("Start from zero and add each value times itself.",\n'
+    '            "Refuse a value that is not an int or a float before you square it."),\n'
+    '    "7.2": ("The length of a vector is the square root of something you have already.",\n'
+    '            "math.sqrt takes the sum of squares from exercise 7.1."),\n',
+)
+# A plausible wrong answer for each exercise, in tests/tooling/planted.py.
+PLANTED_EDIT = (
+    "PLANTED: tuple[Planted, ...] = (\n",
+    "PLANTED: tuple[Planted, ...] = (\n"
+    '    Planted("7.1", "total += value * value", "total += value", "adds the values, not their '
+    'squares", False),\n'
+    '    Planted("7.2", "math.sqrt(sum_of_squares(values))", "sum_of_squares(values)", '
+    '"forgets the square root", False),\n',
+)
 
 # Catalog rows: chapter 7 and its exercises, which take their two points from 1.2 and 3.1.
 CATALOG_EDITS = [
@@ -147,16 +177,41 @@ CATALOG_EDITS = [
 ]  # fmt: skip
 
 
+# The tooling's tests that list chapters, exercises or notebooks, run with the chapter added
+# (the two of test_catalog.py that run every exercise's tests are verify's catalog gate).
+GUARDS = [f"tests/tooling/test_{name}.py"
+          for name in ("layers", "catalog", "hints", "notebooks", "planted_answers")]  # fmt: skip
+NOT_GUARDS = (
+    "not exercise_option_selects and not every_exercise_has_tests"
+    " and (not report_of_a_planted_answer or 7.1 or 7.2)"  # the new chapter's own
+)
+
+
+def run_again(course: Path, notebook: str) -> None:
+    """Run `notebook` of `course` top to bottom, as a maintainer does, keeping its outputs:
+    its kernel imports that course's tenxor."""
+    script = (
+        "import sys, nbformat\nfrom nbclient import NotebookClient\n"
+        "document = nbformat.read(sys.argv[1], as_version=4)\n"
+        "NotebookClient(document, timeout=600, resources={'metadata': {'path': 'notebooks'}})"
+        ".execute()\nnbformat.write(document, sys.argv[1])\n"
+    )
+    done = run_in(course, "-c", script, notebook)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def add_chapter_7(course: Path) -> None:
-    """Add the chapter's four files and its catalog rows to the course at `course`."""
+    """Add chapter 7 to the course at `course` as README says: its module, public and
+    hidden tests, notebook, catalog rows, hints and planted answers, and the welcome
+    notebook run again."""
     for relative, text in ((MODULE, NORMS), (PUBLIC_TESTS, TESTS), (HIDDEN_TESTS, HIDDEN)):
         (course / relative).write_text(text, encoding="utf-8")
     document = nbformat.v4.new_notebook()
     document.cells = [
-        nbformat.v4.new_code_cell(source)
-        if kind == "code"
-        else nbformat.v4.new_markdown_cell(source)
-        for kind, source in CELLS
+        (nbformat.v4.new_code_cell if kind == "code" else nbformat.v4.new_markdown_cell)(
+            source, metadata={"tags": tags} if tags else {}
+        )
+        for kind, source, tags in CELLS
     ]
     nbformat.write(document, course / NOTEBOOK)
     catalog = (course / CATALOG).read_text(encoding="utf-8")
@@ -164,25 +219,32 @@ def add_chapter_7(course: Path) -> None:
         assert catalog.count(old) == 1, f"the catalog no longer holds {old!r} once"
         catalog = catalog.replace(old, new)
     (course / CATALOG).write_text(catalog, encoding="utf-8")
+    for relative, (old, new) in ((HINTS, HINTS_EDIT), (PLANTED, PLANTED_EDIT)):
+        text = (course / relative).read_text(encoding="utf-8")
+        assert text.count(old) == 1, f"{relative} no longer holds {old!r} once"
+        (course / relative).write_text(text.replace(old, new), encoding="utf-8")
+    for notebook in (NOTEBOOK, WELCOME):  # their outputs stored, as nbval compares them
+        run_again(course, notebook)
 
 
 def changed_files(course: Path) -> set[str]:
-    """The files of `course` that are new or differ from the instructor's tree."""
+    """The files of `course` that are new or differ from the instructor's tree (not those
+    that running the course leaves, which stay out of a release too)."""
     found = set()
-    for path in course.rglob("*"):
-        relative = path.relative_to(course).as_posix()
-        if path.is_file() and "__pycache__" not in path.parts:
-            original = ROOT / relative
-            if not original.is_file() or not filecmp.cmp(path, original, shallow=False):
-                found.add(relative)
+    for relative in course_files(course, LOCAL_ONLY):
+        original = ROOT / relative
+        if not original.is_file() or not filecmp.cmp(course / relative, original, shallow=False):
+            found.add(relative.as_posix())
     return found
 
 
 def run_in(folder: Path, *arguments: str) -> subprocess.CompletedProcess:
-    """Run Python in `folder`, where it imports that folder's tenxor and instructor."""
+    """Run Python in `folder`, where it, and every kernel it starts, imports that folder's
+    tenxor and instructor."""
     return subprocess.run(
-        [sys.executable, *arguments], cwd=folder, capture_output=True, text=True, timeout=900
-    )
+        [sys.executable, *arguments], cwd=folder, capture_output=True, text=True, timeout=900,
+        env={**os.environ, "PYTHONPATH": str(folder)},
+    )  # fmt: skip
 
 
 def checked_states(folder: Path) -> dict[str, str]:
@@ -203,8 +265,28 @@ def course(tmp_path_factory) -> Path:
     return course
 
 
-def test_the_chapter_is_four_new_files_and_catalog_rows(course: Path):
-    assert changed_files(course) == {MODULE, PUBLIC_TESTS, HIDDEN_TESTS, NOTEBOOK, CATALOG}
+def readme_chapter_files() -> set[str]:
+    """The files README's "Add a chapter" says a chapter 7 is."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### Add a chapter", 1)[1].split("\n### ", 1)[0]
+    listing = section.split("```\n", 2)[1]
+    return {line.split()[0] for line in listing.splitlines() if line and not line[0].isspace()}
+
+
+def test_the_chapter_is_exactly_the_files_the_readme_names(course: Path):
+    chapter = {MODULE, PUBLIC_TESTS, HIDDEN_TESTS, NOTEBOOK, CATALOG, HINTS, PLANTED, WELCOME}
+    assert readme_chapter_files() == chapter, "README's list of a chapter's files changed"
+    assert changed_files(course) == chapter
+
+
+def test_every_guard_of_the_tooling_passes_with_the_chapter(course: Path):
+    """The tooling's tests that hold the course to its catalog (layers, hints, planted
+    answers, catalog and notebooks, nbval on the chapter's and the welcome notebook) pass
+    in the course with chapter 7, run there with its own code."""
+    for run in ([*GUARDS, "-k", NOT_GUARDS], ["--nbval", WELCOME, NOTEBOOK]):
+        done = run_in(course, "-m", "pytest", "-q", "-p", "no:cacheprovider", *run)
+        assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+        assert " passed" in done.stdout and "skipped" not in done.stdout, done.stdout[-2000:]
 
 
 def test_release_ships_the_chapter_stubbed_and_its_hidden_tests_not(course: Path, tmp_path):
