@@ -1,6 +1,8 @@
 """The check engine: runs a course tree's tests in a separate, limited process (`running`),
 with the pytest plugin that records every test's result and failure record (`runner`,
-`explain`), and, for `check()`, in a fresh child of a warm worker (`warm`, `worker`).
+`explain`), and, for `check()`, in a fresh child of a warm worker (`warm`, `worker`). What
+they rely on in pytest, hypothesis, NumPy and CPython that those may change is named in one
+module, `upstream`.
 
 What the rest of the course and the instructor's tooling use of it is named here. The plugin
 itself (`runner`, which imports pytest) is loaded only by the test processes, so a `tenxor

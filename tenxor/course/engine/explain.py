@@ -5,12 +5,13 @@ both values and the rule; a numpy.testing failure gives both arrays), the learne
 frame of the exercise under test, with an earlier exercise it went into named as such), and,
 when the failed test is run once more under watch, the last call of the exercise's function
 with its arguments and what it returned or raised.
+
+What it reads of pytest, hypothesis, NumPy and CPython beyond their documented API (private
+frames and attributes, the words of their messages, opcode names) is named in upstream.py.
 """
 
 from __future__ import annotations
 
-import ast
-import dis
 import importlib
 import inspect
 import re
@@ -19,25 +20,29 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass, replace
 from pathlib import Path
-from types import CodeType, FrameType, TracebackType
+from types import CodeType, FrameType
 from typing import Any
 
 from ..catalog import BY_ID, CATALOG, EXERCISE_FILES, Exercise
 from ..failure import Failure, Mismatch, WrongError, error_in_words, shown, written_as
+from .upstream import (
+    OPERATOR_MODULE,
+    can_replay,
+    compared_arrays,
+    did_not_raise,
+    example_notes,
+    rejected_by_raises,
+    replaying_example,
+    reproduction,
+    returns_normally,
+    without_pytest_detail,
+    yields,
+)
 
 UNFINISHED = re.compile(r"^Exercise (?P<id>\d+\.\d+):")
 MESSAGE_LINES, MESSAGE_CHARS = 8, 800
 CALL_CHARS = 160  # a longer call shows its longest arguments in brief, each one whole
 WHOLE_ITEMS = 1000  # a container with more items than this is always shown in brief
-NESTED_DETAIL = re.compile(r"^\s*\+ {4,}\S")  # pytest's deeper "+  where" lines
-ADVICE = re.compile(r"(use '?-vv?'?|-vv to show|use -v to get)", re.IGNORECASE)
-FULL_DIFF = re.compile(r"^\s*Full diff:")
-DID_NOT_RAISE = re.compile(r"DID NOT RAISE (?:any of \()?(?P<names>[\w, ]+)")
-REPRODUCE = re.compile(r"@reproduce_failure\((?P<arguments>[^)]*)\)")
-EXAMPLE_NOTES = ("Falsifying example", "Failing test case", "Falsifying explicit example")
-LABELLED_DRAW = re.compile(r"^Draw \d+ \((?P<label>[^)]*)\): ")
-UNLABELLED_DRAW = re.compile(r"^Draw \d+: ")
-RETURNS = {"RETURN_VALUE", "RETURN_CONST"}
 
 
 class TimeLimitExceeded(BaseException):
@@ -124,32 +129,6 @@ def comparison_in_words(left: object, right: object) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
-def exception_of(error: BaseException) -> BaseException | None:
-    """The exception a `pytest.raises` block caught but rejected (its message did not match),
-    found in the frame of the block's exit."""
-    trace: TracebackType | None = error.__traceback__
-    while trace is not None:
-        frame = trace.tb_frame
-        caught = frame.f_locals.get("exc_val")
-        if frame.f_globals.get("__name__") == "_pytest.raises" and isinstance(
-            caught, BaseException
-        ):
-            return caught
-        trace = trace.tb_next
-    return None
-
-
-def arrays_compared(error: BaseException) -> tuple[Any, Any] | None:
-    """The actual and desired arrays of a failed `numpy.testing` assertion, from its frame."""
-    trace: TracebackType | None = error.__traceback__
-    while trace is not None:
-        frame = trace.tb_frame
-        if frame.f_code.co_name == "assert_array_compare" and {"x", "y"} <= set(frame.f_locals):
-            return frame.f_locals["x"], frame.f_locals["y"]
-        trace = trace.tb_next
-    return None
-
-
 def assertion_in_words(error: BaseException) -> str:
     """A plain assertion's message without pytest's nested explanations and advice."""
     lines = [line for line in str(error).splitlines() if line.strip()]
@@ -157,9 +136,7 @@ def assertion_in_words(error: BaseException) -> str:
         # The test's own message says it; pytest's "assert False, where ..." adds nothing.
         end = next((k for k, line in enumerate(lines) if line.startswith("assert ")), len(lines))
         lines = lines[:end]
-    end = next((k for k, line in enumerate(lines) if FULL_DIFF.match(line)), len(lines))
-    kept = [line for line in lines[:end] if not NESTED_DETAIL.match(line)]
-    kept = [line for line in kept if not ADVICE.search(line)]
+    kept = without_pytest_detail(lines)
     return "\n".join([f"{type(error).__name__}: {kept[0] if kept else ''}", *kept[1:]])
 
 
@@ -185,18 +162,17 @@ def finding(error: BaseException, seconds: float, memory_mb: int) -> Failure:
         return Failure(
             message, what=error.what, got=got, expected=expected, rule=error.rule or None
         )
-    missing = DID_NOT_RAISE.search(str(error))
-    if missing and type(error).__name__ == "Failed":
-        due = missing["names"]
+    due = did_not_raise(error)
+    if due:
         return Failure(f"expected {due}, got nothing raised", expected=due, got="nothing raised")
-    caught = exception_of(error) if isinstance(error, AssertionError) else None
+    caught = rejected_by_raises(error) if isinstance(error, AssertionError) else None
     if caught is not None:
         return Failure(
             f"{type(caught).__name__} raised, as expected, but its message does not name the "
             f"values it should (the case's values, in any words): {str(caught)!r}",
             raised=error_in_words(caught),
         )
-    arrays = arrays_compared(error) if isinstance(error, AssertionError) else None
+    arrays = compared_arrays(error) if isinstance(error, AssertionError) else None
     if arrays is not None:
         got, expected = shown(arrays[0]), shown(arrays[1])
         where = first_difference(*arrays)
@@ -302,7 +278,7 @@ def function_name(value: object) -> str | None:
     if not callable(value) or not hasattr(value, "__qualname__") or isinstance(value, type):
         return None
     name = value.__qualname__.rsplit(".", 1)[-1]
-    return f"operator.{name}" if getattr(value, "__module__", None) == "_operator" else name
+    return f"operator.{name}" if getattr(value, "__module__", None) == OPERATOR_MODULE else name
 
 
 def in_brief(value: object) -> str:
@@ -383,17 +359,6 @@ def call_of(function: Callable[..., Any], args: tuple, kwargs: dict[str, Any]) -
     return call_text(function.__name__, list(named.items()))
 
 
-def yields(frame: FrameType) -> bool:
-    """Whether a frame that is being left yields a value (and will take up again)."""
-    return dis.opname[frame.f_code.co_code[frame.f_lasti]] == "YIELD_VALUE"
-
-
-def returns_normally(frame: FrameType) -> bool:
-    """Whether a frame that is being left returns a value (rather than passing on an exception
-    or yielding)."""
-    return dis.opname[frame.f_code.co_code[frame.f_lasti]] in RETURNS
-
-
 def is_generator(code: CodeType) -> bool:
     """Whether `code` is a generator function's: its calls yield rather than return."""
     return bool(code.co_flags & inspect.CO_GENERATOR)
@@ -445,29 +410,16 @@ def watched_calls(run: Callable[[], Any], codes: dict[CodeType, Exercise]) -> li
     return ended
 
 
-def reproduction(error: BaseException) -> tuple[str, bytes] | None:
-    """The hypothesis version and blob that replay a property test's failing example, from the
-    note hypothesis adds when `print_blob` is set."""
-    for note in getattr(error, "__notes__", []):
-        found = REPRODUCE.search(note) if isinstance(note, str) else None
-        if found:
-            return ast.literal_eval(f"({found['arguments']})")
-    return None
-
-
 def replaying(test: Any, run: Callable[[], None], error: BaseException) -> Callable[[], Any]:
     """A function that runs a failed test again: a property test with its failing example
     only (which hypothesis can replay), any other test as it ran."""
     blob = reproduction(error)
-    if blob is None or not hasattr(test, "_hypothesis_internal_use_reproduce_failure"):
+    if blob is None or not can_replay(test):
         return run
 
     def replay() -> None:
-        test._hypothesis_internal_use_reproduce_failure = blob
-        try:
+        with replaying_example(test, blob):
             run()
-        finally:
-            test._hypothesis_internal_use_reproduce_failure = None
 
     return replay
 
@@ -476,14 +428,8 @@ def example_of(error: BaseException, leaf: BaseException) -> str | None:
     """The failing input hypothesis found, with the values drawn inside the test by their
     labels ("dim: 2"; "drawn: 2" for a value drawn without one), or None."""
     found = [n for e in (leaf, error) for n in getattr(e, "__notes__", []) if isinstance(n, str)]
-    notes = list(dict.fromkeys(found))
-    example = [note for note in notes if note.startswith(EXAMPLE_NOTES)][:1]
-    if not example:
-        return None
-    draws = [note for note in notes if note.startswith("Draw ")]
-    draws = [LABELLED_DRAW.sub(lambda m: f"{m['label']}: ", note) for note in draws]
-    draws = [UNLABELLED_DRAW.sub("drawn: ", note) for note in draws]
-    return first_lines("\n".join(example + draws))
+    described = example_notes(list(dict.fromkeys(found)))
+    return first_lines("\n".join(described)) if described else None
 
 
 # ---------------------------------------------------------------------------------------------

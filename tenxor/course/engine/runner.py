@@ -9,7 +9,8 @@ It enforces a time limit per test and, with `--check-seconds`, for the whole run
 serves both), runs only the node ids listed in `--only`, and passes on what other plugins put
 in a test's `user_properties` (verify's probe: the regions a test reached). With `--explain`
 (check's runs) the first failed test is run once more, watching the learner's functions, so
-its record names the call that went wrong.
+its record names the call that went wrong. What it reads of pytest and hypothesis beyond
+their documented API is named in upstream.py.
 """
 
 from __future__ import annotations
@@ -43,11 +44,18 @@ from .explain import (
     watched_calls,
     with_calls,
 )
+from .upstream import (
+    SUMMARY_CHARS,
+    bound_shrinking,
+    collect_error_line,
+    parametrized_case,
+    skip_reason,
+    summary_side,
+)
 
 __all__ = ["UNFINISHED", "TimeLimitExceeded"]
 FIRST_SHRINK_SECONDS = 0.5  # for the first failing example, the one a learner reads
 CASE_VALUE_CHARS = 60
-PYTEST_SUMMARY_CHARS = (80 - 15 - 2 - 2) // 2  # how much of each side pytest shows for ==
 
 
 def case_value(value: object) -> str:
@@ -61,31 +69,20 @@ def case_value(value: object) -> str:
 def case_in_words(item: pytest.Item) -> str | None:
     """A parametrized test's case as its values: "shape=(2, 3), dim=1", "dtype=int64"; by the
     id its test gave it where a value is a lambda, which has no name to show."""
-    callspec = getattr(item, "callspec", None)
-    params = getattr(callspec, "params", None)
-    if not params:
+    case = parametrized_case(item)
+    if case is None:
         return None
+    params, case_id = case
     if any(getattr(value, "__name__", None) == "<lambda>" for value in params.values()):
-        return callspec.id
+        return case_id
     return ", ".join(f"{name}={case_value(value)}" for name, value in params.items())
 
 
 def summary_repr(value: object) -> str:
-    """A value as pytest shows it in the first line of a failed `==` (shortened to fit)."""
-    try:
-        from _pytest._io.saferepr import saferepr
-    except ImportError:  # pytest moved it: shorten as it does, roughly
-        return shown(value, PYTEST_SUMMARY_CHARS)
-    return saferepr(value, maxsize=PYTEST_SUMMARY_CHARS)
-
-
-def bound_shrinking(seconds: float) -> None:
-    """Let hypothesis shrink a failing example for at most `seconds` per test (hypothesis
-    offers this constant for patching)."""
-    with contextlib.suppress(ImportError):
-        from hypothesis.internal.conjecture import engine
-
-        engine.MAX_SHRINKING_SECONDS = seconds
+    """A value as pytest shows it in the first line of a failed `==` (shortened to fit; where
+    pytest no longer offers its way of writing it, shortened as it does, roughly)."""
+    written = summary_side(value)
+    return written if written is not None else shown(value, SUMMARY_CHARS)
 
 
 def on_alarm(signum: int, frame: Any) -> None:
@@ -164,7 +161,7 @@ class Recorder:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            message = first_lines(str(report.longrepr).strip().splitlines()[-1])
+            message = first_lines(collect_error_line(report))
             self.write(event="collect-error", path=report.nodeid, message=message)
 
     @pytest.hookimpl(hookwrapper=True)
@@ -207,8 +204,7 @@ class Recorder:
         elif report.failed:
             self.failures[item.nodeid] = Failure(first_lines(str(report.longrepr)))
         elif report.skipped:
-            reason = report.longrepr[-1] if isinstance(report.longrepr, tuple) else "skipped"
-            self.failures[item.nodeid] = str(reason)
+            self.failures[item.nodeid] = skip_reason(report)
 
     def record(self, item: pytest.Item, error: BaseException) -> Failure:
         """The record of a failed test; the first one of an `--explain` run is run again,

@@ -22,13 +22,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..failure import Failure
+from .upstream import EDITABLE_FINDER_MARK
 
 # The first lines of every child process: an editable install of tenxor elsewhere must not
 # shadow the package of the tree the child runs in, so the child forgets its finders.
-FORGET_EDITABLE_INSTALLS = """\
+FORGET_EDITABLE_INSTALLS = f"""\
 import sys
-editable = [f for f in sys.meta_path if "__editable__" in str(getattr(f, "__module__", ""))]
-sys.meta_path[:] = [f for f in sys.meta_path if f not in editable]
+sys.meta_path[:] = [
+    f for f in sys.meta_path if {EDITABLE_FINDER_MARK!r} not in str(getattr(f, "__module__", ""))
+]
 """
 # ... and puts the tree given as its first argument on the path.
 ISOLATE = FORGET_EDITABLE_INSTALLS + "sys.path.insert(0, sys.argv.pop(1))\n"
@@ -214,8 +216,9 @@ def exit_in_words(code: int) -> str:
     return f"exit code {code}"
 
 
-class Round:
-    """One pytest process over some of the tests, watched until it ends or is killed."""
+class PytestProcess:
+    """One pytest process of a run, over some of the tests: its command, and its events and
+    output, watched until it ends or is killed."""
 
     def __init__(self, root: Path, folder: Path, number: int) -> None:
         self.root, self.folder = root, folder
@@ -324,27 +327,31 @@ def run_tests(
         number, remaining = 0, only
         while True:
             number += 1
-            round_ = Round(Path(root), Path(scratch), number)
-            with round_.output_path.open("ab") as output:
-                command = round_.command(pytest_args, remaining, limits)
+            pytest_process = PytestProcess(Path(root), Path(scratch), number)
+            with pytest_process.output_path.open("ab") as output:
+                command = pytest_process.command(pytest_args, remaining, limits)
                 process = start(command, root, output, limits, profile, settings)
-                round_.watch(process, run, limits, deadline)
-            run.output = tail(round_.output_path)
-            if round_.finished or round_.current is None:
+                pytest_process.watch(process, run, limits, deadline)
+            run.output = tail(pytest_process.output_path)
+            if pytest_process.finished or pytest_process.current is None:
                 break
-            test, _ = round_.current
+            test, _ = pytest_process.current
             ended = f"the test process ended ({exit_in_words(process.returncode)})"
-            reason = round_.killed or ended
+            reason = pytest_process.killed or ended
             owner = run.collected.get(test, "?")
-            run.results[test] = Result(test, owner, "failed", reason, timed_out=round_.timed_out)
+            run.results[test] = Result(
+                test, owner, "failed", reason, timed_out=pytest_process.timed_out
+            )
             crashes[owner] = crashes.get(owner, 0) + 1
             if crashes[owner] >= CRASHES_PER_EXERCISE:
                 give_up_on(run, owner, reason)
             remaining = [name for name in run.collected if name not in run.results]
             if not remaining or time.monotonic() > deadline:
                 break
-        if not round_.finished:
-            run.problem = round_.killed or f"it ended early ({exit_in_words(process.returncode)})"
+        if not pytest_process.finished:
+            run.problem = (
+                pytest_process.killed or f"it ended early ({exit_in_words(process.returncode)})"
+            )
         record_not_run(run, "the run ended before it")
     run.seconds = time.monotonic() - started
     return run

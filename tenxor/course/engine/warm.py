@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -34,8 +33,8 @@ from .running import (
     PLUGIN_OPTIONS,
     SEED_OPTION,
     Limits,
+    PytestProcess,
     Result,
-    Round,
     Run,
     child_environment,
     exit_in_words,
@@ -43,6 +42,7 @@ from .running import (
     run_tests,
     tail,
 )
+from .upstream import HYPOTHESIS_PLUGIN
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
 # The worker runs as a script, so that it never imports the tenxor package itself.
@@ -56,7 +56,7 @@ PYTEST_COULD_NOT_RUN = {2: "interrupted", 3: "an internal error", 4: "a usage er
 # In the worker, pytest loads the plugins it is given, and does not look through every
 # installed package for others at each check.
 ONLY_NAMED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-NAMED_PLUGINS = ("-p", "_hypothesis_pytestplugin")
+NAMED_PLUGINS = ("-p", HYPOTHESIS_PLUGIN)
 # What a check never shows: log records and the warnings summary (warnings still reach the
 # child's output); leaving their plugins out spares every test their set-up.
 UNSHOWN_PLUGINS = ("-p", "no:logging", "-p", "no:warnings")
@@ -231,6 +231,8 @@ class SharedWorker(Answers):
 
     def start(self) -> socket.socket:
         """Start the worker (one at a time: a lock file guards the start) and connect."""
+        import fcntl  # POSIX only, as the shell's worker is: `check` still imports on Windows
+
         with open(self.address.with_suffix(".lock"), "w") as lock:  # noqa: PTH123
             fcntl.flock(lock, fcntl.LOCK_EX)
             connection = self.connect()
@@ -273,59 +275,63 @@ class SharedWorker(Answers):
                 connection.sendall(b'{"stop": true}\n')
 
 
-_worker: Worker | SharedWorker | None = None
-_lock = threading.Lock()
-_in_a_shell = False  # whether checks use the shell's worker, which outlives this process
+class WorkerKeeper:
+    """The warm worker that a process's checks use, and the lock that lets one check at a time
+    talk to it: the notebook's own worker (started by the first check, replaced when it has
+    died, ended with the process) or, in a shell, the shell's, which outlives the process."""
+
+    def __init__(self) -> None:
+        self.worker: Worker | SharedWorker | None = None
+        self.in_a_shell = False  # whether checks use the shell's worker
+        self.lock = threading.Lock()
+
+    def use_the_shells_worker(self) -> None:
+        """Let the checks use (or start) the shell's worker for their course, which stays warm
+        for the next command (the `tenxor check` command does this)."""
+        self.in_a_shell = True
+
+    def worker_for(self, root: Path) -> Worker | SharedWorker:
+        """The running worker, started if there is none (or it died); in a shell, the shell's
+        worker of the course at `root`."""
+        if self.in_a_shell:
+            self.worker = SharedWorker(root)
+        elif self.worker is None or not self.worker.alive():
+            self.stop()
+            self.worker = Worker(root)
+        return self.worker
+
+    def stop(self) -> None:
+        """End the worker, if one runs; the next check starts a new one."""
+        if self.worker is not None:
+            self.worker.stop()
+            self.worker = None
+
+    def stop_the_notebooks_worker(self) -> None:
+        """At exit: end the process's own worker (the shell's stays warm for the next check)."""
+        if isinstance(self.worker, Worker):
+            self.stop()
 
 
-def stop_worker() -> None:
-    """End the worker, if one runs; the next check starts a new one."""
-    global _worker
-    if _worker is not None:
-        _worker.stop()
-        _worker = None
+KEEPER = WorkerKeeper()  # the one of this process: every check in it goes through it
+atexit.register(KEEPER.stop_the_notebooks_worker)
+# What the rest of the course calls (see engine/__init__.py).
+worker_for = KEEPER.worker_for
+stop_worker = KEEPER.stop
+use_the_shells_worker = KEEPER.use_the_shells_worker
 
 
-def use_the_shells_worker() -> None:
-    """Let this process's checks use (or start) the shell's worker for their course, which
-    stays warm for the next command (the `tenxor check` command does this)."""
-    global _in_a_shell
-    _in_a_shell = True
-
-
-def stop_the_notebooks_worker() -> None:
-    """At exit: end this process's own worker (the shell's stays warm for the next check)."""
-    if isinstance(_worker, Worker):
-        stop_worker()
-
-
-atexit.register(stop_the_notebooks_worker)
-
-
-def worker_for(root: Path) -> Worker | SharedWorker:
-    """The running worker, started if there is none (or it died); in a shell, the shell's
-    worker of the course at `root`."""
-    global _worker
-    if _in_a_shell:
-        _worker = SharedWorker(root)
-    elif _worker is None or not _worker.alive():
-        stop_worker()
-        _worker = Worker(root)
-    return _worker
-
-
-def finish(run: Run, round_: Round, ending: Ending, seconds: float) -> Run:
+def finish(run: Run, pytest_process: PytestProcess, ending: Ending, seconds: float) -> Run:
     """Fill in the test that was running when the child ended early, and the tests it never
     reached."""
     code, killed = ending.code, ending.killed
     run.notes.append({"event": "child", **asdict(ending)})
-    if not round_.finished:
+    if not pytest_process.finished:
         if killed:
             run.problem = f"stopped after {seconds:g} s, the time a check may take"
         else:
             run.problem = f"the test process ended early ({exit_in_words(code)})"
-        if round_.current is not None:
-            test = round_.current[0]
+        if pytest_process.current is not None:
+            test = pytest_process.current[0]
             exercise = run.collected.get(test, "?")
             run.results[test] = Result(test, exercise, "failed", run.problem, timed_out=killed)
     elif any(result.timed_out for result in run.results.values()):
@@ -333,7 +339,7 @@ def finish(run: Run, round_: Round, ending: Ending, seconds: float) -> Run:
     elif code in PYTEST_COULD_NOT_RUN:
         run.problem = f"pytest could not run them ({PYTEST_COULD_NOT_RUN[code]})"
     record_not_run(run, "the run stopped before it")
-    run.output = tail(round_.output_path)
+    run.output = tail(pytest_process.output_path)
     return run
 
 
@@ -368,39 +374,39 @@ def run_checked(
     if not hasattr(os, "fork"):
         return in_a_new_process(root, named, seconds, memory_mb, profile)
     started = time.monotonic()
-    with _lock, tempfile.TemporaryDirectory(prefix="tenxor-check-") as scratch:
-        round_ = Round(root, Path(scratch), 1)
+    with KEEPER.lock, tempfile.TemporaryDirectory(prefix="tenxor-check-") as scratch:
+        pytest_process = PytestProcess(root, Path(scratch), 1)
         request = {
             "root": str(root),
             "args": [
                 *PLUGIN_OPTIONS,
                 *NAMED_PLUGINS,
                 *UNSHOWN_PLUGINS,
-                f"--results={round_.events_path}",
+                f"--results={pytest_process.events_path}",
                 *named,
             ],
-            "output": str(round_.output_path),
+            "output": str(pytest_process.output_path),
             "memory_mb": memory_mb,
             "environment": {"TENXOR_HYPOTHESIS_PROFILE": profile},
             "fresh_modules": sorted({item.module for item in CATALOG}),
         }
         for attempt in range(2):
             try:
-                ending = worker_for(root).run(request, seconds)
+                ending = KEEPER.worker_for(root).run(request, seconds)
                 break
             except WorkerDied:
-                stop_worker()
+                KEEPER.stop()
                 if attempt == 1:
                     return in_a_new_process(root, named, seconds, memory_mb, profile)
-                for path in (round_.events_path, round_.output_path):
+                for path in (pytest_process.events_path, pytest_process.output_path):
                     path.unlink(missing_ok=True)
             except BaseException:
                 # An interrupted check (the kernel's stop button): the worker's next answers
                 # would belong to this check, so a new worker serves the next one.
-                stop_worker()
+                KEEPER.stop()
                 raise
         run = Run()
-        round_.take(run)
-        finish(run, round_, ending, seconds)
+        pytest_process.take(run)
+        finish(run, pytest_process, ending, seconds)
     run.seconds = time.monotonic() - started
     return run

@@ -2,9 +2,10 @@
 imported, and forks a fresh child to run the tests of each check.
 
 It runs as a script (see `warm.py`, which starts it) and never imports `tenxor` or the tests
-itself, so every child imports the learner's files as they are at that moment. A child runs
-pytest in-process with the course's plugins, writes its events to the file the request names
-(as `tenxor.course.engine.runner` does) and its printed output to another, and exits; the worker
+itself, so every child imports the learner's files as they are at that moment (upstream.py,
+which names the plugin it warms up, it loads by its path). A child runs pytest in-process with
+the course's plugins, writes its events to the file the request names (as
+`tenxor.course.engine.runner` does) and its printed output to another, and exits; the worker
 then says how it ended.
 
 The notebook's worker reads one request per line on its standard input and answers on the
@@ -24,9 +25,9 @@ import gc
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import json
 import os
-import resource
 import signal
 import socket
 import struct
@@ -34,11 +35,26 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+
+def load_upstream() -> ModuleType:
+    """upstream.py, beside this file: what the engine relies on in pytest and hypothesis that
+    they may change (loaded by its path, since the worker never imports the tenxor package)."""
+    path = Path(__file__).with_name("upstream.py")
+    spec = importlib.util.spec_from_file_location("tenxor_engine_upstream", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+HYPOTHESIS_PLUGIN = load_upstream().HYPOTHESIS_PLUGIN
 PR_SET_PDEATHSIG = 1
 LOOK_AGAIN_SECONDS = 5.0  # how often the shell's worker looks whether it is still wanted
-ALWAYS_IMPORTED = ("pytest", "hypothesis", "numpy", "_hypothesis_pytestplugin")
+ALWAYS_IMPORTED = ("pytest", "hypothesis", "numpy", HYPOTHESIS_PLUGIN)
 # The warm-up session: a test of each kind a check meets, so that pytest imports the
 # modules it would otherwise import on a child's first use of them.
 WARM_UP_TESTS = """\
@@ -101,7 +117,7 @@ def warm_up(root: Path) -> None:
 
     with tempfile.TemporaryDirectory(prefix="tenxor-warm-") as folder:
         (Path(folder) / "test_warm_up.py").write_text(WARM_UP_TESTS, encoding="utf-8")
-        options = ["-q", "-p", "no:cacheprovider", "-p", "_hypothesis_pytestplugin"]
+        options = ["-q", "-p", "no:cacheprovider", "-p", HYPOTHESIS_PLUGIN]
         options += ["--tb=short", "-W", "ignore"]
         with contextlib.suppress(BaseException):
             pytest.main([folder, *options])
@@ -140,6 +156,15 @@ class FromSource(importlib.abc.MetaPathFinder):
         return spec
 
 
+def limit_memory(megabytes: int) -> None:
+    """Cap this process's address space at `megabytes` (where the system allows it)."""
+    import resource  # POSIX only, as fork is
+
+    limit = megabytes * 1024 * 1024
+    with contextlib.suppress(ValueError, OSError):  # some systems refuse an address limit
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def run_child(request: dict[str, Any], channel: int) -> None:
     """In the forked child: limit memory, send output to the request's file, run pytest, exit."""
     code = 70
@@ -152,9 +177,7 @@ def run_child(request: dict[str, Any], channel: int) -> None:
         os.dup2(quiet, 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        limit = request["memory_mb"] * 1024 * 1024
-        with contextlib.suppress(ValueError, OSError):  # some systems refuse an address limit
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        limit_memory(request["memory_mb"])
         os.environ.update(request["environment"])
         use_the_tree(request["root"])
         sys.meta_path.insert(0, FromSource(request["fresh_modules"]))
