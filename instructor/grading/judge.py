@@ -69,6 +69,7 @@ from tenxor.course.catalog import (
     prerequisites,
 )
 from tenxor.course.engine import Call, call_of, explained, with_calls
+from tenxor.course.engine.upstream import fixture_names
 from tenxor.course.failure import Failure, ints_in_hex, shown
 from tenxor.course.markers import BIT_PATTERNS, exercise_of
 
@@ -345,7 +346,7 @@ def pytest_pyfunc_call_replayed(pyfuncitem: pytest.Function) -> bool | None:
     examples = judging.examples.get(pyfuncitem.nodeid)
     if examples is None or judging.submission is None:
         return None
-    names = pyfuncitem._fixtureinfo.argnames
+    names = fixture_names(pyfuncitem)
     fixtures = {name: pyfuncitem.funcargs[name] for name in names}
     failure = replayed(pyfuncitem.obj, fixtures, examples)
     if failure is None:

@@ -37,6 +37,7 @@ from tenxor.course.engine import (
     start,
     tail,
 )
+from tenxor.course.engine.upstream import HYPOTHESIS_PLUGIN
 from tenxor.course.failure import Failure
 
 from .intake import Assembly
@@ -127,7 +128,7 @@ def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
     test modules into the tree, which the judges then load instead of rewriting every test
     module again (they may not write their tree)."""
     options = ["--collect-only", f"--ignore={tree / TOOLING_TESTS}"]
-    options += ["-p", "_hypothesis_pytestplugin", *grading_options(selection)]
+    options += ["-p", HYPOTHESIS_PLUGIN, *grading_options(selection)]
     run = run_tests(tree, options, settings={**JUDGE_SETTINGS, "PYTHONDONTWRITEBYTECODE": ""})
     if run.problem or run.collect_errors or not run.collected:
         problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
@@ -168,7 +169,7 @@ def judge_options(
     Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
-    plugins = [JUDGE, "_hypothesis_pytestplugin", "pytest_timeout"]
+    plugins = [JUDGE, HYPOTHESIS_PLUGIN, "pytest_timeout"]
     plugins += ["pytest_reportlog.plugin", "no:cacheprovider"]
     options = [option for plugin in plugins for option in ("-p", plugin)]
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]

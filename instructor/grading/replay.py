@@ -31,11 +31,11 @@ from typing import Any
 from hypothesis.errors import UnsatisfiedAssumption
 from hypothesis.strategies import DataObject
 
-try:  # what note() and assume() need around a body that hypothesis does not run
-    from hypothesis.control import BuildContext
-    from hypothesis.internal.conjecture.data import ConjectureData
-except ImportError:  # another hypothesis: every test is drawn in full
-    BuildContext = ConjectureData = None
+from tenxor.course.engine.upstream import given_arguments, is_hypothesis_stop, outside_the_engine
+
+# What note() and assume() need around a body that hypothesis does not run (None: another
+# hypothesis, where every test is drawn in full).
+BUILD_CONTEXT = outside_the_engine()
 
 
 class DrawnOut(Exception):
@@ -100,14 +100,14 @@ def is_property_test(function: Any) -> bool:
 def can_replay() -> bool:
     """Whether this hypothesis lets a body run outside its engine (note() and assume()
     need a build context)."""
-    return BuildContext is not None and ConjectureData is not None
+    return BUILD_CONTEXT is not None
 
 
 @contextlib.contextmanager
 def recording(test: Any, examples: list[Example]) -> Iterator[None]:
     """While hypothesis runs `test`, append each example it runs to `examples`."""
     handle = test.hypothesis
-    body, given = handle.inner_test, set(handle._given_kwargs)
+    body, given = handle.inner_test, given_arguments(test)
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         data = tuple(name for name in given if isinstance(kwargs.get(name), DataObject))
@@ -130,11 +130,6 @@ def recording(test: Any, examples: list[Example]) -> Iterator[None]:
         yield
     finally:
         handle.inner_test = body
-
-
-def is_hypothesis_stop(error: BaseException) -> bool:
-    """Whether `error` is hypothesis ending an example while it draws (not the body's)."""
-    return type(error).__module__.startswith("hypothesis.")
 
 
 def replayed(test: Any, fixtures: dict[str, Any], examples: list[Example]) -> BaseException | None:
@@ -160,7 +155,7 @@ def replayed(test: Any, fixtures: dict[str, Any], examples: list[Example]) -> Ba
 def ended_with(body: Callable[..., Any], arguments: dict[str, Any]) -> BaseException | None:
     """Call `body` as hypothesis would, in a build context of its own; what it raised (a
     failed assertion, pytest.fail, the submission's error), but an interruption."""
-    context = BuildContext(ConjectureData.for_choices([]), wrapped_test=body)
+    context = BUILD_CONTEXT(body)
     try:
         with context:
             body(**arguments)

@@ -463,3 +463,24 @@ def test_a_chapter_the_layers_do_not_name_gets_a_layer_above_the_last_chapter():
         ("tenxor.storage",), ("tenxor.core",), ("tenxor.graph_attention",), ("tenxor.norms",),
         ("tenxor",),
     ]  # fmt: skip
+
+
+def test_no_module_keeps_state_in_global_statements():
+    """State lives in explicit objects (a class instance, pytest's stash), not in module
+    variables that functions rebind with `global`."""
+    found = [f"{path.relative_to(ROOT)}:{node.lineno} global {', '.join(node.names)}"
+             for path in MODULES.values()
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Global)]  # fmt: skip
+    assert not found, "\n".join(found)
+
+
+def test_one_module_of_each_package_asks_to_die_with_its_parent():
+    """The death signal is asked for in tenxor/course/engine/lifeline.py (the check engine's
+    processes) and instructor/sandbox/os_calls.py (the sandbox's, which loads no line of
+    tenxor before it confines itself) alone."""
+    asking = sorted(str(path.relative_to(ROOT)) for path in MODULES.values()
+                    if "PDEATHSIG" in path.read_text(encoding="utf-8"))  # fmt: skip
+    assert asking == ["instructor/sandbox/os_calls.py", "tenxor/course/engine/lifeline.py"], (
+        f"modules that ask for a death signal: {asking}"
+    )

@@ -553,3 +553,42 @@ def test_operator_functions_come_from_the_module_named():
         "Python", f"has operator.mul come from {operator.mul.__module__}", "OPERATOR_MODULE"
     )
     assert function_name(operator.mul) == "operator.mul"
+
+
+def test_a_property_tests_body_runs_outside_the_engine_with_its_drawn_arguments():
+    from hypothesis import assume, given, note
+    from hypothesis import strategies as st
+
+    @given(size=st.integers(0, 3), data=st.data())
+    def sized(size, data):
+        note(f"size {size}")
+        assume(size > 0)
+
+    assert upstream.given_arguments(sized) == {"size", "data"}, moved(
+        "hypothesis", "keeps the drawn arguments' names in _given_kwargs", "given_arguments"
+    )
+    context = upstream.outside_the_engine()
+    assert context is not None, moved(
+        "hypothesis", "offers BuildContext and ConjectureData.for_choices", "outside_the_engine"
+    )
+    body = sized.hypothesis.inner_test
+    with context(body):
+        body(size=2, data=None)  # note() needs the context; assume(True) passes
+    with pytest.raises(BaseException) as rejected, context(body):
+        body(size=0, data=None)
+    assert upstream.is_hypothesis_stop(rejected.value), moved(
+        "hypothesis",
+        f"raises its own exception for assume(False): {rejected.value!r}",
+        "is_hypothesis_stop",
+    )
+
+
+def test_a_test_functions_fixtures_are_named(this_item):
+    assert upstream.fixture_names(this_item) == ["this_item"], moved(
+        "pytest", "lists a test function's fixtures in _fixtureinfo.argnames", "fixture_names"
+    )
+
+
+@pytest.fixture
+def this_item(request):
+    return request.node

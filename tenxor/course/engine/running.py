@@ -37,20 +37,8 @@ ISOLATE = FORGET_EDITABLE_INSTALLS + "sys.path.insert(0, sys.argv.pop(1))\n"
 BOOTSTRAP = ISOLATE + "import pytest\nraise SystemExit(pytest.main(sys.argv[1:]))\n"
 # What a child started by start() runs first: cap its own address space, and make sure it
 # dies with the process that started it (if that one is already gone, stop at once).
-LIMITED = """\
-import ctypes as _ctypes, os as _os, signal as _signal, sys as _sys
-try:
-    import resource as _resource
-except ImportError:  # Windows has no address-space limit to set
-    _resource = None
-if _resource is not None:
-    _limit = int(_os.environ["TENXOR_MEMORY_MB"]) * 1024 * 1024
-    _resource.setrlimit(_resource.RLIMIT_AS, (_limit, _limit))
-if _sys.platform == "linux":
-    _ctypes.CDLL(None).prctl(1, _signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if _os.getppid() != int(_os.environ["TENXOR_PARENT"]):
-        _os._exit(1)
-"""
+LIFELINE = Path(__file__).with_name("lifeline.py")
+LIMITED = f"__import__('runpy').run_path({str(LIFELINE)!r})['bound_from_environment']()\n"
 SEED_OPTION = "--hypothesis-seed=0"  # check's runs: the same examples every time
 PLUGIN_OPTIONS = (
     *("-p", "tenxor.course.engine.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),

@@ -235,3 +235,34 @@ def returns_normally(frame: FrameType) -> bool:
     """Whether a frame that is being left returns a value (rather than passing on an exception
     or yielding)."""
     return leaving_instruction(frame) in RETURNING
+
+
+# Grading (instructor.grading.replay) runs a property test's body on recorded examples,
+# outside hypothesis's engine: it takes the drawn arguments' names from hypothesis's handle,
+# and gives the body the build context that note() and assume() look for.
+
+
+def given_arguments(test: Any) -> set[str]:
+    """The names of the arguments hypothesis draws for the property test `test`."""
+    return set(test.hypothesis._given_kwargs)
+
+
+def outside_the_engine() -> Any:
+    """A function that makes, for a body, the build context it needs to run outside
+    hypothesis's engine; None where this hypothesis offers none."""
+    try:
+        from hypothesis.control import BuildContext
+        from hypothesis.internal.conjecture.data import ConjectureData
+    except ImportError:
+        return None
+    return lambda body: BuildContext(ConjectureData.for_choices([]), wrapped_test=body)
+
+
+def is_hypothesis_stop(error: BaseException) -> bool:
+    """Whether `error` is hypothesis ending an example while it draws (not the body's)."""
+    return type(error).__module__.startswith("hypothesis.")
+
+
+def fixture_names(item: Any) -> list[str]:
+    """The names of the fixtures pytest gives the test function `item`."""
+    return list(item._fixtureinfo.argnames)

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import ctypes
 import gc
 import importlib
 import importlib.abc
@@ -28,7 +27,6 @@ import importlib.machinery
 import importlib.util
 import json
 import os
-import signal
 import socket
 import struct
 import sys
@@ -39,11 +37,11 @@ from types import ModuleType
 from typing import Any
 
 
-def load_upstream() -> ModuleType:
-    """upstream.py, beside this file: what the engine relies on in pytest and hypothesis that
-    they may change (loaded by its path, since the worker never imports the tenxor package)."""
-    path = Path(__file__).with_name("upstream.py")
-    spec = importlib.util.spec_from_file_location("tenxor_engine_upstream", path)
+def load_beside(name: str) -> ModuleType:
+    """The engine's module `name` (upstream, lifeline), beside this file, loaded by its path:
+    the worker never imports the tenxor package."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"tenxor_engine_{name}", path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path}")
     module = importlib.util.module_from_spec(spec)
@@ -51,8 +49,8 @@ def load_upstream() -> ModuleType:
     return module
 
 
-HYPOTHESIS_PLUGIN = load_upstream().HYPOTHESIS_PLUGIN
-PR_SET_PDEATHSIG = 1
+HYPOTHESIS_PLUGIN = load_beside("upstream").HYPOTHESIS_PLUGIN
+LIFELINE = load_beside("lifeline")  # limit_memory, die_with_parent
 LOOK_AGAIN_SECONDS = 5.0  # how often the shell's worker looks whether it is still wanted
 ALWAYS_IMPORTED = ("pytest", "hypothesis", "numpy", HYPOTHESIS_PLUGIN)
 # The warm-up session: a test of each kind a check meets, so that pytest imports the
@@ -77,12 +75,6 @@ def test_raises():
     with pytest.raises(ValueError, match="x"):
         raise ValueError("x")
 """
-
-
-def die_with_parent() -> None:
-    """Ask Linux to kill this process when the process that started it ends."""
-    if sys.platform == "linux":
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def top_level_imports(path: Path) -> set[str]:
@@ -156,28 +148,19 @@ class FromSource(importlib.abc.MetaPathFinder):
         return spec
 
 
-def limit_memory(megabytes: int) -> None:
-    """Cap this process's address space at `megabytes` (where the system allows it)."""
-    import resource  # POSIX only, as fork is
-
-    limit = megabytes * 1024 * 1024
-    with contextlib.suppress(ValueError, OSError):  # some systems refuse an address limit
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
 def run_child(request: dict[str, Any], channel: int) -> None:
     """In the forked child: limit memory, send output to the request's file, run pytest, exit."""
     code = 70
     try:
         os.setpgid(0, 0)
-        die_with_parent()
+        LIFELINE.die_with_parent()
         os.close(channel)
         output = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         quiet = os.open(os.devnull, os.O_RDONLY)
         os.dup2(quiet, 0)
         os.dup2(output, 1)
         os.dup2(output, 2)
-        limit_memory(request["memory_mb"])
+        LIFELINE.limit_memory(request["memory_mb"])
         os.environ.update(request["environment"])
         use_the_tree(request["root"])
         sys.meta_path.insert(0, FromSource(request["fresh_modules"]))
@@ -287,7 +270,7 @@ def main() -> None:
     ADDRESS IDLE_SECONDS`: it outlives the command that started it, for the next one)."""
     root, *shared = sys.argv[1:]
     if not shared:
-        die_with_parent()
+        LIFELINE.die_with_parent()
         channel = os.dup(1)
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     sys.path[:] = [path for path in sys.path if path not in ("", os.getcwd())]
