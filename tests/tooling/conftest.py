@@ -1,6 +1,6 @@
 """The tooling's test files run side by side, one per process (pytest-xdist's loadfile): the
 slowest start first, so that the run does not end waiting on one of them alone. (xdist hands
-out the files in the order collected here only with --no-loadscope-reorder, which course.py
+out the files in the order collected here only with --no-loadscope-reorder, which instructor.ci
 passes; by default it starts with the files that hold the most tests.)"""
 
 from __future__ import annotations
