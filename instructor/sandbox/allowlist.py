@@ -29,17 +29,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from instructor.entry_points import WORKER, module_files
+
 SANDBOX = Path("/sandbox")
 PACKAGE = SANDBOX / "package"  # inside the view: the package to run
 GRADING = SANDBOX / "grading"  # inside the view: the worker's own modules
-# The worker's own modules (and the packages holding them), as paths in the judges' tree.
+WORKER_IMPORTS = ("os_calls", "plain_data", "protections", "reachable")  # of the sandbox's
+# The worker's own modules (and the packages holding them), as paths in the judges' tree:
+# the worker's and what it imports beside it.
 WORKER_MODULES = (
-    "instructor/__init__.py",
-    "instructor/sandbox/__init__.py",
-    *(
-        f"instructor/sandbox/{name}.py"
-        for name in ("worker", "os_calls", "plain_data", "protections", "reachable")
-    ),
+    *module_files(WORKER),
+    *(f"instructor/sandbox/{name}.py" for name in WORKER_IMPORTS),
 )
 LEARNER_PACKAGES = ("numpy", "ml_dtypes")  # the third-party packages a submission may import
 TOP_LINKS = ("lib", "lib64", "lib32", "libx32", "bin")

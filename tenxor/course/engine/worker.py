@@ -3,10 +3,10 @@ imported, and forks a fresh child to run the tests of each check.
 
 It runs as a script (see `warm.py`, which starts it) and never imports `tenxor` or the tests
 itself, so every child imports the learner's files as they are at that moment (upstream.py,
-which names the plugin it warms up, it loads by its path). A child runs pytest in-process with
-the course's plugins, writes its events to the file the request names (as
-`tenxor.course.engine.runner` does) and its printed output to another, and exits; the worker
-then says how it ended.
+which names the plugin it warms up, and lifeline.py, which bounds its children, it loads by
+their paths). A child runs pytest in-process with the course's plugins, writes its events to
+the file the request names (as `tenxor.course.engine.runner` does) and its printed output to
+another, and exits; the worker then says how it ended.
 
 The notebook's worker reads one request per line on its standard input and answers on the
 channel it was given; the shell's worker (`--socket`) takes one request per connection on a
