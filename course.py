@@ -73,7 +73,8 @@ def learner_tests() -> int:
         "explains one exercise's tests in plain words.",
         flush=True,
     )
-    return run(venv_python(), "-m", "pytest", "-q", "--tb=no", "-r", "N", "--progress")
+    exercises = ["tests", f"--ignore={Path('tests', 'tooling')}"]  # not the tooling's tests
+    return run(venv_python(), "-m", "pytest", *exercises, "-q", "--tb=no", "-r", "N", "--progress")
 
 
 def test(pytest_args: list[str]) -> int:
