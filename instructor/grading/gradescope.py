@@ -20,8 +20,11 @@ ENTRY_OUTPUT_CHARS = 3000
 OUTCOME_FIELD_CHARS = 1000  # a text field of a failure record in extra_data["outcomes"]
 
 
-def reason(result: Result | None) -> str:
-    """Why a test did not pass, in one line."""
+def reason(result: Result | None, problem: str | None = None) -> str:
+    """Why a test did not pass, in one line; `problem`: why the module of its exercise was
+    not graded, if it was not (then its stub ran, which says nothing of what was written)."""
+    if problem:
+        return f"not graded: {problem}"
     if result is None:
         return "never ran"
     if result.unfinished and result.unfinished == result.exercise:
@@ -79,7 +82,7 @@ def exercise_entries(
         results = [run.results.get(test) for test in part]
         passed = sum(passes.values())
         failed = [
-            (short_name(test), reason(result))
+            (short_name(test), reason(result, problem))
             for test, result in zip(part, results)
             if not is_pass(result)
         ]
@@ -163,21 +166,28 @@ def capped(record: Failure, limit: int = OUTCOME_FIELD_CHARS) -> dict[str, Any]:
     }
 
 
-def outcomes_of(expected: dict[str, str], run: Run) -> dict[str, dict[str, Any]]:
+def outcomes_of(
+    expected: dict[str, str], run: Run, problems: dict[str, str]
+) -> dict[str, dict[str, Any]]:
     """Per expected test: its exercise, whether it passed, whether it is hidden, why it did
     not pass in one line, and either the exercise whose stub it ran into or, for a public
-    test, the failure record (the class report and each student's report.html read these)."""
+    test, the failure record (the class report and each student's report.html read these).
+    `problems`: why an exercise's module was not graded, by exercise (its tests then failed
+    for that alone)."""
     found = {}
     for test, exercise_id in expected.items():
         result = run.results.get(test)
         passed = result is not None and result.passed
+        problem = problems.get(exercise_id)
         outcome = {
             "exercise": exercise_id,
             "passed": passed,
             "hidden": is_hidden_test(test),
-            "reason": "" if passed else reason(result),
+            "reason": "" if passed else reason(result, problem),
         }
-        if not passed and result is not None and result.unfinished:
+        if not passed and problem:
+            outcome["problem"] = problem
+        elif not passed and result is not None and result.unfinished:
             outcome["unfinished"] = result.unfinished
         elif not passed and not outcome["hidden"] and result is not None and result.failure:
             outcome["failure"] = capped(result.failure)
@@ -212,6 +222,7 @@ def results_json(
             tests += entries
             per_exercise[item.id] = round(sum(entry["score"] for entry in entries), 4)
     max_score = sum(BY_ID[exercise_id].points for exercise_id in per_exercise)
+    problems = module_problems(list(per_exercise), assembly)
     return {
         "score": round(sum(per_exercise.values()), 2),
         "execution_time": round(seconds, 2),
@@ -229,8 +240,10 @@ def results_json(
             "sandbox": mode.value,
             "credit": credit.value,
             "outcomes": outcomes_of(
-                {test: owner for test, owner in expected.items() if owner in per_exercise}, run
+                {test: owner for test, owner in expected.items() if owner in per_exercise},
+                run,
+                problems,
             ),
-            "problems": module_problems(list(per_exercise), assembly),
+            "problems": problems,
         },
     }

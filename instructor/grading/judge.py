@@ -17,9 +17,12 @@ a worker that served them is stopped before a hidden test's first call, and the 
 starts from nothing (instructor.sandbox.leftovers), so nothing of a hidden test can reach a
 public one.
 
-When a test replaces an exercise function by a stand-in, calls into the worker carry the
-stand-in along for the exercises that build on it. Each report names the exercises whose
-calls went to the worker (`report.crossed`) and the submission it graded
+Each exercise is graded on its own: while a test of X runs, the worker's functions of
+the exercises X builds on (the catalog's prerequisites) are bound to the instructor's, called
+back in the judge, so a broken or missing module of the submission costs its own exercises
+and nothing else. When a test replaces an exercise function by a stand-in, calls into the
+worker carry the stand-in along for the exercises that build on it. Each report names the
+exercises whose calls went to the worker (`report.crossed`) and the submission it graded
 (`report.submission`), and each failing report gets the failure in plain words
 (`report.failure`), which pytest-reportlog and pytest-xdist pass on with the report.
 
@@ -124,17 +127,31 @@ def stand_ins(slots: list[Slot]) -> list[tuple[str, str, Any]]:
             if module.__dict__.get(attribute) is not proxy]  # fmt: skip
 
 
-def proxy(exercise: Exercise, reference: Any, watched: list[Slot], judging: Judging) -> Any:
+def bindings_of(exercise_id: str, references: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """What stands in the worker for the exercises `exercise_id` builds on while its tests
+    run: the instructor's function of each (`references`: exercise id -> function), called
+    back in the judge. So the submission's function of the exercise is graded alone, on
+    right answers from all it builds on."""
+    return [(BY_ID[other].module, BY_ID[other].function, references[other])
+            for other in sorted(prerequisites(exercise_id))]  # fmt: skip
+
+
+def proxy(
+    exercise: Exercise, references: dict[str, Any], watched: list[Slot], judging: Judging
+) -> Any:
     """The judge's version of an exercise function: during a test of its exercise it calls
-    the function of the submission being graded in its worker, during any other test (and
-    while examples are recorded) the `reference`."""
+    the function of the submission being graded in its worker, with the instructor's
+    functions of the exercises it builds on (bindings_of); during any other test (and while
+    examples are recorded) the `reference`."""
     target = (exercise.module, exercise.function)
+    reference, bindings = references[exercise.id], bindings_of(exercise.id, references)
 
     def call_in_worker(*args: Any, **kwargs: Any) -> Any:
         if judging.exercise != exercise.id or judging.sandbox is None:
             return reference(*args, **kwargs)
         judging.crossed.add(exercise.id)
         judging.sandbox.serve(hidden=judging.hidden)
+        judging.sandbox.bind(bindings)
         try:
             value = judging.sandbox.call(exercise.id, target, args, kwargs, stand_ins(watched))
         except BaseException:
@@ -153,6 +170,7 @@ def proxy(exercise: Exercise, reference: Any, watched: list[Slot], judging: Judg
             return
         judging.crossed.add(exercise.id)
         judging.sandbox.serve(hidden=judging.hidden)
+        judging.sandbox.bind(bindings)
         cases = [tuple(case) for case in cases]
         answers = judging.sandbox.each(exercise.id, target, cases)
         for case in cases:
@@ -178,10 +196,12 @@ def install(judging: Judging) -> dict[str, Any]:
     modules = [m for name, m in sorted(sys.modules.items()) if name.split(".")[0] == "tenxor"]
     watched: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
     slots: dict[str, list[Slot]] = {exercise.id: [] for exercise in CATALOG}
+    references = {exercise.id: getattr(importlib.import_module(exercise.module), exercise.function)
+                  for exercise in CATALOG}  # fmt: skip
     proxies = {}
     for exercise in CATALOG:
-        reference = getattr(importlib.import_module(exercise.module), exercise.function)
-        proxies[exercise.id] = proxy(exercise, reference, watched[exercise.id], judging)
+        reference = references[exercise.id]
+        proxies[exercise.id] = proxy(exercise, references, watched[exercise.id], judging)
         for module in modules:
             for attribute, value in list(vars(module).items()):
                 if value is reference:

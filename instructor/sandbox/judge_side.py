@@ -40,7 +40,7 @@ import fcntl
 import os
 import select
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,6 +130,11 @@ class Sandbox:
         self.meter = None  # what reads the CPU time of the worker and all it started
         self.accounts: dict[str, Account] = {}
         self.functions: list[Any] = []  # the judge's functions the worker may call back
+        # What the worker's exercise functions stand for now: (module, function, the judge's
+        # function to call instead) each, the first `kept` of `functions` once sent.
+        self.bindings: list[tuple[str, str, Any]] = []
+        self.kept = 0
+        self.bindings_sent = False
         self.target: tuple[str, str] | None = None  # the function of the outermost call
         self.serving: bool | None = None  # the worker's tests: hidden ones, public ones, none yet
         self.owed: str | None = None  # the exercise whose call stopped the last worker
@@ -196,7 +201,7 @@ class Sandbox:
         if self.meter is not None:
             self.meter.close()
             self.meter = None
-        self.serving = None
+        self.serving, self.bindings_sent = None, False
         if self.pid is not None:
             self.pid = None
             with contextlib.suppress(OSError):  # a launcher that has ended took it along
@@ -365,7 +370,7 @@ class Sandbox:
             account.wall += time.monotonic() - started
             if self.depth == 0:
                 self.charge(account)
-                self.functions.clear()
+                self.drop_lent()
         if type(answer) is Raising:
             raise answer.error
         return answer
@@ -378,6 +383,30 @@ class Sandbox:
         self.refuse(exercise)
         if self.pid is None:
             self.restart(account)
+        if not self.bindings_sent:
+            self.send_bindings()
+
+    def bind(self, bindings: list[tuple[str, str, Any]]) -> None:
+        """From the next outermost call on, the worker's exercise functions named in
+        `bindings` (module, function, the judge's function) call the judge's function
+        instead, wherever the worker's package holds them; those of the last bind() are the
+        worker's own again."""
+        if bindings != self.bindings:
+            self.bindings, self.bindings_sent = list(bindings), False
+
+    def send_bindings(self) -> None:
+        """Tell the worker the bindings: the judge's functions in them are the only ones it
+        may call back between calls, under the numbers 0, 1, ..."""
+        self.functions[:] = [function for _, _, function in self.bindings]
+        self.kept = len(self.functions)
+        places = [[module, name, ["F", number]]
+                  for number, (module, name, _) in enumerate(self.bindings)]  # fmt: skip
+        self.send(["bind", places])
+        self.bindings_sent = True
+
+    def drop_lent(self) -> None:
+        """Forget the judge's functions lent to the worker by a call (not the bindings)."""
+        del self.functions[self.kept :]
 
     def call_message(
         self,
@@ -440,9 +469,9 @@ class Sandbox:
         while (case := held.pop() if held else next(cases, None)) is not None:
             call = Call()
             data = plain_data.dumps(self.call_message(call, target, tuple(case), {}, []))
-            lends = bool(self.functions)
+            lends = len(self.functions) > self.kept
             if window and (lends or size + len(data) > self.window_bytes):
-                self.functions.clear()  # it goes in the next window
+                self.drop_lent()  # it goes in the next window
                 held.append(case)
                 break
             window.append((call, data))
@@ -463,7 +492,7 @@ class Sandbox:
         stopped, nobody is charged for it or for the next worker's start, and the exercise's
         calls go one at a time from then on (a submission that keeps state from call to call
         then starts its next calls from none)."""
-        if self.functions or exercise in self.unbatched or len(window) < 2:
+        if len(self.functions) > self.kept or exercise in self.unbatched or len(window) < 2:
             return None
         self.charge(account, now=True)
         begun, cpu = time.monotonic(), self.counted
@@ -471,7 +500,8 @@ class Sandbox:
         self.depth = 1
         try:
             self.send_bytes(len(payload).to_bytes(HEADER, "big") + payload)
-            answers = self.batch_answers(window, self.receive(begun + BATCH_SECONDS, None))
+            self.call_started = begun  # the limits of iterators lent in calls back
+            answers = self.batch_answers(window, self.reply(begun + BATCH_SECONDS, None))
         except SandboxFailure:
             answers = None
         except BaseException:  # interrupted while the worker was at it: grading is ending
@@ -524,8 +554,12 @@ class Sandbox:
         begun = time.monotonic()
         self.depth = 1
         try:
-            self.send_bytes(b"".join(data for _, data in window))
-            for call, _ in window:
+            ahead = not self.kept  # a worker that may call back must read each answer alone
+            if ahead:
+                self.send_bytes(b"".join(data for _, data in window))
+            for call, data in window:
+                if not ahead:
+                    self.send_bytes(data)
                 started = time.monotonic()
                 self.call_cpu, self.call_started = self.counted, started
                 message = self.reply(started + self.limits.call_wall_seconds, started)
@@ -548,7 +582,7 @@ class Sandbox:
         finally:
             self.depth = 0
             account.wall += time.monotonic() - begun
-            self.functions.clear()
+            self.drop_lent()
         return answers
 
     def restart(self, caller: Account) -> None:
@@ -602,7 +636,7 @@ class Sandbox:
             return Raising(error), None
         raise SandboxFailure(f"the worker sent a message of unknown kind {kind!r}"[:200])
 
-    def reply(self, deadline: float, started: float) -> list[Any]:
+    def reply(self, deadline: float, started: float | None) -> list[Any]:
         """The worker's next message that is not a call back, serving its calls back until
         it comes."""
         while True:
@@ -638,7 +672,14 @@ class Sandbox:
         if not 0 <= number < len(self.functions):
             raise SandboxFailure(f"the worker called back an unknown function {number}")
         lent = Lent(self)
-        decoder = Decoder(self.kinds, Call(), False, data_only=True, iterators=lent.iterator)
+        decoder = Decoder(  # numbered as the worker numbered them: a Storage shared is shared
+            self.kinds,
+            Call(),
+            True,
+            data_only=True,
+            iterators=lent.iterator,
+            procedures=lent.function,
+        )
         try:
             args, kwargs = decoder.decode(message[2]), decoder.decode(message[3])
         except UnreadableData as error:
@@ -656,6 +697,30 @@ class Sandbox:
         encoder = Encoder(self.kinds, Call(), lenient=False)
         encoder.functions = self.encode_function
         self.send(["ret", encoder.encode(value)])
+
+    def call_lent(self, number: int, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Call the function the worker lent as `number` (in the arguments of a call back)
+        with `args` and `kwargs`, serving its calls back meanwhile: what it returned, as data
+        only. A worker that breaks off (or runs out of time) meanwhile is stopped, and the
+        call fails."""
+        call = Call()
+        encoder = Encoder(self.kinds, call, lenient=False)
+        encoder.functions = self.encode_function
+        kwargs_data = ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]]
+        self.send(["fn", number, encoder.encode(args), kwargs_data])
+        started = self.call_started  # the running call's limits hold while it runs
+        try:
+            message = self.reply(started + self.limits.call_wall_seconds, started)
+            answer, strike = self.answer_of(call, message)
+        except SandboxFailure:
+            self.stop()
+            raise
+        if strike is not None:
+            self.stop()
+            raise SandboxFailure(f"the worker {strike} while grading called a function it lent")
+        if type(answer) is Raising:
+            raise answer.error
+        return answer
 
     def next_item(self, number: int) -> Any:
         """The next item of the iterator the worker lent as `number`, serving its calls back
@@ -702,8 +767,9 @@ class Sandbox:
 
 
 class Lent:
-    """The iterators the worker lends one call back of a judge function: the judge takes
-    their items while that function runs, and never after."""
+    """The iterators and functions the worker lends one call back of a judge function: the
+    judge takes their items, and calls them in the worker, while that function runs, and
+    never after."""
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox, self.open = sandbox, True
@@ -718,6 +784,16 @@ class Lent:
             except StopIteration:
                 return
             yield item
+
+    def function(self, number: int) -> Callable[..., Any]:
+        """The worker's function `number`, as the judge function calls it."""
+
+        def call_in_worker(*args: Any, **kwargs: Any) -> Any:
+            if not self.open:
+                raise RuntimeError("a function of the worker is called only while its call runs")
+            return self.sandbox.call_lent(number, args, kwargs)
+
+        return call_in_worker
 
 
 def pipe_capacity(descriptor: int) -> int:

@@ -21,6 +21,9 @@ starts with a tag that says what it stands for:
     ["G", items, error]       what a generator yielded, and the error that ended it (or None)
     ["I", n]                  an iterator of the worker, in the arguments of a call back: the
                               judge takes its items one at a time ("next"), as it needs them
+    ["P", n]                  a function of the worker, in the arguments of a call back: the
+                              judge calls it in the worker ("fn"), and what it gives comes
+                              as data
     ["Q", n, length]          a sequence of the judge that is no list (one that counts its
                               reads): the worker reads it key by key through function n
     ["A", dtype, shape, values]  a NumPy array (shape [] for a NumPy scalar), values flat
@@ -30,8 +33,8 @@ Decoding builds those values and nothing else: no pickle, no class named by the 
 code. Functions ("X", "N", "M", "F", "Q") travel only from the judge to the worker: the judge
 decodes what the worker sends as `data_only`, which refuses every function tag, so nothing
 the worker sends can name a module, a function or a class for the judge to use. An iterator
-("I") is a number the judge may ask the worker about, only while the call back that received
-it runs; its items come as data. Anything
+("I") and a function of the worker ("P") are numbers the judge may ask the worker about, only
+while the call back that received them runs; items and results come as data. Anything
 malformed raises UnreadableData. The worker's encoder is `lenient` (a tuple subclass goes as
 a tuple, an unknown object as "?"), since what it sends is only ever read back strictly.
 """
@@ -177,6 +180,7 @@ class Encoder:
         self.kinds, self.call, self.lenient, self.refer = kinds, call, lenient, refer
         self.functions: Callable[[Any], list[Any]] | None = None
         self.iterators: Callable[[Iterator[Any]], int] | None = None  # lends them by number
+        self.procedures: Callable[[Any], int] | None = None  # lends functions by number
 
     def encode(self, value: Any, depth: int = 0) -> Any:
         kind = type(value)
@@ -206,6 +210,8 @@ class Encoder:
             return self.record(value, depth)
         if self.lenient:
             return self.lenient_value(value, depth)
+        if isinstance(value, Iterator):  # a generator of the judge goes as what it yields
+            return self.drained(value, depth)
         if callable(value) and self.functions is not None:
             return self.functions(value)
         if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
@@ -245,6 +251,8 @@ class Encoder:
             if self.iterators is not None:
                 return ["I", self.iterators(value)]
             return self.drained(value, depth)
+        if callable(value) and self.procedures is not None:
+            return ["P", self.procedures(value)]
         if type(value).__module__ == "numpy":
             return array_data(value)
         return ["?", type(value).__name__]
@@ -336,10 +344,12 @@ class Decoder:
         register: bool,
         data_only: bool = False,
         iterators: Callable[[int], Iterator[Any]] | None = None,
+        procedures: Callable[[int], Callable[..., Any]] | None = None,
     ):
         self.kinds, self.call, self.register = kinds, call, register
         self.data_only = data_only
         self.iterators = iterators  # the judge's, in a call back's arguments: number -> it
+        self.procedures = procedures  # likewise: number -> what calls it in the worker
 
     def decode(self, data: Any, depth: int = 0) -> Any:
         if type(data) is not list:
@@ -501,6 +511,11 @@ class Decoder:
             raise UnreadableData("an iterator only comes in the arguments of a call back")
         return self.iterators(body[0])
 
+    def build_procedure(self, body: list[Any], depth: int) -> Callable[..., Any]:
+        if self.procedures is None or len(body) != 1 or type(body[0]) is not int:
+            raise UnreadableData("a function of the worker only comes in a call back's arguments")
+        return self.procedures(body[0])
+
     def build_sequence(self, body: list[Any], depth: int) -> Sequence[Any]:
         if self.kinds.callback is None or len(body) != 2 or set(map(type, body)) != {int}:
             raise UnreadableData("no sequences are read back from this side")
@@ -550,6 +565,7 @@ class Decoder:
         "F": build_callback,
         "G": build_generator,
         "I": build_iterator,
+        "P": build_procedure,
         "Q": build_sequence,
         "A": build_array,
         "?": build_opaque,

@@ -14,7 +14,11 @@ instructor.sandbox.judge_side), with a configuration and two pipes to the judge.
    before it gives up root. It then tells the judge "ready".
 2. It imports the submission (from here on the submission's code runs in this process) and
    tells the judge whether that worked.
-3. It answers calls, until its input closes:
+3. It answers calls, until its input closes. Between calls the judge may bind exercise
+   functions: from then on each of them calls the judge's function numbered in the message
+   (a function of the judge, as a stand-in is), wherever the package holds it:
+       judge:  ["bind", [[module, name, ["F", number]], ...]]   (no answer)
+   Calls:
        judge:  ["call", module, name, args, kwargs, stand-ins]
        worker: ["ret", value, changes]   or   ["raise", error]   or   ["limit", why]
    or a batch of calls, each answered in turn, all answers in one message:
@@ -24,7 +28,9 @@ instructor.sandbox.judge_side), with a configuration and two pipes to the judge.
    and the judge may call it again before it answers: each side serves the other's calls
    while it waits. An iterator among a call back's arguments is lent ("I", its number): the
    judge asks for its items, ["next", number], and the worker answers ["item", value],
-   ["stop"] or ["raise", error], making each item only when it is asked for.
+   ["stop"] or ["raise", error], making each item only when it is asked for. A function
+   among them is lent too ("P", its number): the judge calls it, ["fn", number, args,
+   kwargs], and the worker answers as it answers a call.
 
 Everything it sends is plain data (instructor.sandbox.plain_data), which the judge decodes as data
 only: no function, module or class is taken from it, and no figure it could report (its CPU
@@ -226,6 +232,7 @@ class Worker:
         self.kinds: Kinds | None = None
         self.depth = 0
         self.lent: list[Iterator[Any]] = []  # iterators lent to the judge in this call
+        self.bound: list[tuple[Any, str, Any]] = []  # (module, attribute, what it held)
 
     def on_stop_signal(self, signum: int, frame: Any) -> None:
         """The judge says the running call has used up its CPU time: end it."""
@@ -253,15 +260,16 @@ class Worker:
 
         def call_judge(*args: Any, **kwargs: Any) -> Any:
             encoder = Encoder(self.kinds, Call(), lenient=True)
-            encoder.iterators = self.lend
+            encoder.iterators = encoder.procedures = self.lend
             self.channel.send(["cb", number, encoder.encode(args), encoder.encode(kwargs)])
             return self.wait()
 
         return call_judge
 
-    def lend(self, iterator: Iterator[Any]) -> int:
-        """The number under which the judge may ask for the items of `iterator`."""
-        self.lent.append(iterator)
+    def lend(self, lent: Iterator[Any] | Callable[..., Any]) -> int:
+        """The number under which the judge may ask for the items of an iterator, or call a
+        function."""
+        self.lent.append(lent)
         return len(self.lent) - 1
 
     def wait(self) -> Any:
@@ -275,6 +283,9 @@ class Worker:
                 raise plain_data.raised(message[1])
             if message[0] == "next":
                 self.give_next(message)
+                continue
+            if message[0] == "fn":
+                self.channel.send(self.lent_outcome(message))
                 continue
             self.answer(message)
 
@@ -297,6 +308,24 @@ class Worker:
         encoder = Encoder(self.kinds, Call(), lenient=True)
         self.channel.send(["item", encoded(encoder, item)])
 
+    def bind(self, message: list[Any]) -> None:
+        """Have every place of the package that holds one of the named exercise functions
+        hold the judge's function instead; what the last bind put in place is undone first."""
+        for owner, attribute, original in reversed(self.bound):
+            setattr(owner, attribute, original)
+        self.bound.clear()
+        decoder = Decoder(self.kinds, Call(), register=True)
+        modules = [module for name, module in list(sys.modules.items())
+                   if name.partition(".")[0] == "tenxor" and module is not None]  # fmt: skip
+        for where, name, function in message[1]:
+            own = getattr(sys.modules.get(where), name, None)
+            judges = decoder.decode(function)
+            for module in modules:
+                for attribute, value in list(vars(module).items()):
+                    if own is not None and value is own:
+                        self.bound.append((module, attribute, value))
+                        setattr(module, attribute, judges)
+
     def answer(self, message: list[Any]) -> None:
         """Run one call of the judge and send its outcome."""
         self.channel.send(self.outcome_of(message))
@@ -308,11 +337,30 @@ class Worker:
     def outcome_of(self, message: list[Any]) -> list[Any]:
         """Run one call of the judge: its outcome, as the message that tells it."""
         _, module, name, args, kwargs, stand_ins = message
+        # The submission's function, not a stand-in:
+        return self.outcome(lambda: getattr(sys.modules[module], name), args, kwargs, stand_ins)
+
+    def lent_outcome(self, message: list[Any]) -> list[Any]:
+        """Run a function this side lent the judge, as the judge asks: its outcome."""
+        number = message[1] if len(message) == 4 else None
+
+        def lent() -> Callable[..., Any]:
+            if type(number) is not int or not 0 <= number < len(self.lent):
+                raise ValueError(f"no function {number!r} was lent")
+            return self.lent[number]
+
+        return self.outcome(lent, *message[2:4], [])
+
+    def outcome(
+        self, find: Callable[[], Callable[..., Any]], args: Any, kwargs: Any, stand_ins: Any
+    ) -> list[Any]:
+        """Call the function `find` gives with the judge's `args` and `kwargs`, `stand_ins`
+        in place: its outcome, as the message that tells it."""
         call = Call()
         replaced: list[tuple[Any, str, Any]] = []
         self.depth += 1
         try:
-            function = getattr(sys.modules[module], name)  # the submission's, not a stand-in
+            function = find()
             decoder = Decoder(self.kinds, call, register=True)
             args, kwargs = decoder.decode(args), decoder.decode_kwargs(kwargs)
             for where, attribute, stand_in in stand_ins:
@@ -384,5 +432,7 @@ def main(settings_json: str) -> None:
         message = channel.receive()
         if message[0] == "batch":
             worker.answer_batch(message)
+        elif message[0] == "bind":
+            worker.bind(message)
         else:
             worker.answer(message)

@@ -11,7 +11,9 @@ from pathlib import Path
 
 from instructor.authoring.regions import find_regions
 from instructor.authoring.release import LOCAL_ONLY, stubbed_source, write_tree
+from instructor.grading import DEFAULT_CREDIT, JUDGE_SETTINGS, grading_options
 from tenxor.course.catalog import BY_ID, CATALOG, EXERCISE_FILES, stub_line
+from tenxor.course.engine import run_tests
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULES = EXERCISE_FILES
@@ -157,6 +159,34 @@ class Fixture:
                 text = path.read_text(encoding="utf-8")
                 path.write_text(text.replace("SUBMISSION_FOLDER", repr(str(folder))), "utf-8")
         return folder
+
+
+def plain_pytest_scores(
+    fixture: Fixture, folder: Path, selection: list[str], profile: str
+) -> dict[str, float]:
+    """The points plain pytest gives each exercise of `selection` in a submission, each
+    exercise on its own: the fixture's edits made to a copy of the course (so the edited
+    exercises run among the instructor's versions of all they build on), the public and
+    hidden tests run there as pytest runs them, scored by the default credit rule, counted
+    here: each test function (its node id before any "[") is worth an equal share of its
+    exercise's points, and earns it only when all its cases pass."""
+    assert DEFAULT_CREDIT == "functions", "count these scores by the new default rule"
+    tree = copy_of_reference(folder / "course")
+    for edit in fixture.edits:
+        edit(tree)
+    options = [f"--ignore={tree / 'tests' / 'tooling'}", "-p", "_hypothesis_pytestplugin"]
+    options += grading_options(selection)
+    run = run_tests(tree, options, profile=profile, settings=JUDGE_SETTINGS)
+    scores = {}
+    for exercise_id in selection:
+        functions: dict[str, bool] = {}
+        for result in run.results.values():
+            if result.exercise == exercise_id:
+                name = result.test.split("[")[0]
+                functions[name] = functions.get(name, True) and result.passed
+        passed = sum(functions.values())
+        scores[exercise_id] = BY_ID[exercise_id].points * passed / len(functions)
+    return scores
 
 
 STORAGE = "tenxor/storage.py"
@@ -665,7 +695,7 @@ RED_TEAM = (
             "more than the 32 MB an answer may have"),
     Fixture("writes-state-for-the-next-worker", (appended(STORAGE, CARRY_STATE),), (),
             "Graded modules: tenxor/broadcasting.py"),
-    Fixture("copies-the-installed-course", (copycat,), tuple(CHAPTER_1), "not done"),
+    Fixture("copies-the-installed-course", (copycat,), tuple(CHAPTER_1), "does not import"),
     Fixture("answers-tensors-and-lies-in-comparisons", (*ANSWERS_A_TENSOR,
             in_region("4.6", ALL_TRUE_ZIP)), tuple(CHAPTER_1), "FAIL"),
     Fixture("replays-the-arguments-it-saw", (appended(STORAGE, REPLAY_ARGUMENTS),),

@@ -16,12 +16,9 @@ import jsonschema
 import pytest
 
 from instructor.grading import (
-    DEFAULT_CREDIT,
-    JUDGE_SETTINGS,
     Assembly,
     GradingOptions,
     grade_batch,
-    grading_options,
     read_report_log,
     results_json,
     students_in,
@@ -34,7 +31,7 @@ from instructor.sandbox.leftovers import ipc_objects_of
 from instructor.sandbox.protections import PROTECTIONS, SandboxMode, WorkerSettings
 from instructor.sandbox.worker import STEPS
 from tenxor.course.catalog import BY_ID
-from tenxor.course.engine import Result, Run, run_tests
+from tenxor.course.engine import Result, Run
 from tests.tooling.browser import DevTools, ink
 from tests.tooling.pages import page_text
 from tests.tooling.submissions import (
@@ -42,11 +39,11 @@ from tests.tooling.submissions import (
     CHAPTER_1,
     FIXTURES,
     JUDGE_MARKER,
-    MODULES,
     RED_TEAM,
     ROOT,
     Fixture,
     copy_of_reference,
+    plain_pytest_scores,
     with_canary,
 )
 
@@ -149,31 +146,6 @@ def results_of(graded: Path, student: str) -> dict:
     return json.loads((graded / student / "results.json").read_text())
 
 
-def plain_pytest_scores(fixture: Fixture, folder: Path) -> dict[str, float]:
-    """The chapter-1 points plain pytest gives a submission: its modules in a copy of the
-    course, the public and hidden tests run there as pytest runs them, scored by the default
-    credit rule, counted here: each test function (its node id before any "[") is worth an
-    equal share of its exercise's points, and earns it only when all its cases pass."""
-    assert DEFAULT_CREDIT == "functions", "count these scores by the new default rule"
-    tree = copy_of_reference(folder / "course")
-    submission = fixture.build(folder / "submission")
-    for module in MODULES:
-        (tree / module).write_bytes((submission / module).read_bytes())
-    options = [f"--ignore={tree / 'tests' / 'tooling'}", "-p", "_hypothesis_pytestplugin"]
-    options += grading_options(CHAPTER_1)
-    run = run_tests(tree, options, profile=EXAMPLES, settings=JUDGE_SETTINGS)
-    scores = {}
-    for exercise_id in CHAPTER_1:
-        functions: dict[str, bool] = {}
-        for result in run.results.values():
-            if result.exercise == exercise_id:
-                name = result.test.split("[")[0]
-                functions[name] = functions.get(name, True) and result.passed
-        passed = sum(functions.values())
-        scores[exercise_id] = BY_ID[exercise_id].points * passed / len(functions)
-    return scores
-
-
 @pytest.mark.parametrize("fixture", BATCH, ids=[fixture.name for fixture in BATCH])
 def test_each_submission_gets_the_right_score_and_a_reason(
     graded: Path, fixture: Fixture, tmp_path: Path
@@ -182,7 +154,7 @@ def test_each_submission_gets_the_right_score_and_a_reason(
     done = set(CHAPTER_1) - set(fixture.lost)
     scores = {e: BY_ID[e].points if e in done else 0 for e in CHAPTER_1}
     if fixture.plain_pytest:
-        scores = plain_pytest_scores(fixture, tmp_path)
+        scores = plain_pytest_scores(fixture, tmp_path, CHAPTER_1, EXAMPLES)
     assert results["score"] == pytest.approx(sum(scores.values()), abs=0.01)
     for exercise_id in CHAPTER_1:
         found = results["extra_data"]["exercises"][exercise_id]
