@@ -17,6 +17,7 @@ from .grading.credit import DEFAULT_CREDIT, Credit
 from .sandbox.interface import SandboxMode
 
 AUTO = "auto"  # --sandbox: the strongest sandbox this machine allows
+LISTED = 10  # the folders named when a folder given as one submission holds several
 
 DESCRIPTION = """\
 The instructor's course tools (the learner's are `tenxor check` and `tenxor draw`).
@@ -98,11 +99,31 @@ def submissions_of(arguments: argparse.Namespace) -> dict[str, Path]:
     if not source.is_dir():
         raise SystemExit(f"tenxor-instructor grade: {source} is not a folder")
     if not arguments.batch:
+        if not arguments.single:
+            refuse_several(source)
         return {source.name: source}
     submissions = students_in(source)
     if not submissions:
         raise SystemExit(f"tenxor-instructor grade: {source} holds no submission folders")
     return submissions
+
+
+def refuse_several(source: Path) -> None:
+    """Exit, naming them, if the folder `source`, given as one submission, holds several."""
+    from .grading.batch import shown
+    from .grading.intake import entries_of, submissions_within
+
+    folders = submissions_within(entries_of(source))
+    if folders:
+        listed = ", ".join(map(shown, folders[:LISTED]))
+        more = f" and {len(folders) - LISTED} more" if len(folders) > LISTED else ""
+        raise SystemExit(
+            f"tenxor-instructor grade: {source} holds several submissions, not one: its "
+            f"folders {listed}{more} each hold exercise modules. Nothing was graded. Grade "
+            f"each folder as a student with `tenxor-instructor grade --batch {source}`; if it "
+            "is one student's submission after all, --single grades it as one (the shallowest "
+            "copy of each module)."
+        )
 
 
 def command_grade(arguments: argparse.Namespace) -> int:
@@ -257,6 +278,9 @@ def add_grade(commands: Any) -> None:
             "Grade submissions with the course's public and hidden tests. Only the exercise "
             "modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a submission, "
             "found at their place, in a tenxor/ folder at any depth, or loose at its top. "
+            "A folder given as one submission that holds several (none of the modules at its "
+            "top, the same module in two or more of its folders) is refused: grade it with "
+            "--batch, or with --single if it is one student's. "
             "Writes a Gradescope results.json and a report.html (the student's page) per student "
             "and a gradebook.csv into --out. "
             "A batch that is interrupted resumes where it stopped when run again."
@@ -265,8 +289,16 @@ def add_grade(commands: Any) -> None:
     grade.add_argument(
         "submission", type=Path, help="a submission folder (or, with --batch, a folder of them)"
     )
-    grade.add_argument(
+    kind = grade.add_mutually_exclusive_group()
+    kind.add_argument(
         "--batch", action="store_true", help="SUBMISSION holds one folder per student"
+    )
+    kind.add_argument(
+        "--single",
+        action="store_true",
+        help="SUBMISSION is one student's, even where several of its folders hold exercise "
+        "modules (taking the shallowest copy of each); without it, such a folder is refused "
+        "as a folder of submissions",
     )
     grade.add_argument(
         "--out", type=Path, default=Path("grades"), help="output folder (default: grades)"

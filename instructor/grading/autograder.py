@@ -53,11 +53,13 @@ RUN_AUTOGRADER = """\
 #!/usr/bin/env bash
 # Run by Gradescope for every submission: grade it with the course's public and hidden tests
 # into results/results.json (TENXOR_EXAMPLES: examples per property test, 100 by default).
+# --single: the upload is one student's, even if it holds copies of the package in several
+# folders (the shallowest copy of each module is graded).
 set -euo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
 mkdir -p "$root/results"
 cd "$root/source"
-"$root/venv/bin/tenxor-instructor" grade "$root/submission" \\
+"$root/venv/bin/tenxor-instructor" grade "$root/submission" --single \\
     --out "$root/results" --course "$root/source" --examples "${TENXOR_EXAMPLES:-100}"
 """
 

@@ -6,7 +6,8 @@ regular file, too big, not UTF-8 or does not compile is not used; one that does 
 set aside once the judge has said so. A submission is walked without following links and to
 a bounded depth, and a module is read from the descriptor that was checked, up to a cap:
 whatever a folder holds (FIFOs, devices, links out of it, folders nested a thousand deep),
-intake neither hangs, nor fails, nor reads anything outside it.
+intake neither hangs, nor fails, nor reads anything outside it. A folder that holds several
+submissions (submissions_within) is not one to take modules from.
 """
 
 from __future__ import annotations
@@ -117,6 +118,33 @@ def locate(entries: dict[str, str], module: str) -> str | None:
         return min(nested, key=lambda name: (name.count("/"), name))
     loose = Path(module).name
     return loose if loose in entries else None
+
+
+def at_top(entries: dict[str, str], module: str) -> bool:
+    """Whether a folder's `entries` hold an exercise module at its top: at its place in the
+    tree (tenxor/views.py) or loose (views.py)."""
+    return module in entries or Path(module).name in entries
+
+
+def submissions_within(entries: dict[str, str]) -> list[str]:
+    """The folders at the top of a folder (its `entries`, from entries_of) that each look like
+    a submission of their own, when the folder holds several submissions rather than being
+    one: no exercise module at its top, and one exercise module that intake would take from
+    two or more of those folders. Empty for a folder that is one submission, e.g. one with
+    its modules at its top, in tenxor/, or nested in a single folder (my-work/tenxor/)."""
+    if any(at_top(entries, module) for module in EXERCISE_MODULES):
+        return []
+    inside: dict[str, dict[str, str]] = {}
+    for name, kind in entries.items():
+        folder, slash, rest = name.partition("/")
+        if slash:
+            inside.setdefault(folder, {})[rest] = kind
+    holding = {
+        folder: {module for module in EXERCISE_MODULES if locate(held, module)}
+        for folder, held in inside.items()
+    }
+    shared = [m for m in EXERCISE_MODULES if sum(m in found for found in holding.values()) > 1]
+    return sorted(folder for folder, found in holding.items() if found) if shared else []
 
 
 def read_module(folder: Path, relative: str, module: str) -> bytes | str:
