@@ -154,13 +154,18 @@ def interrupted(signum: int, frame: Any) -> None:
 
 
 def command_merge(arguments: argparse.Namespace) -> int:
+    from .grading.batch import GRADEBOOK
     from .grading.merge import MergeError, merge_shards
 
+    shards = [folder.resolve() for folder in arguments.shards]
     try:
-        gradebook = merge_shards([folder.resolve() for folder in arguments.shards], arguments.out)
+        merged = merge_shards(shards, arguments.out, partial=arguments.partial)
     except MergeError as error:
         raise SystemExit(f"tenxor-instructor merge: {error}") from None
-    print(f"Gradebook: {gradebook}")
+    print(f"Gradebook: {arguments.out / GRADEBOOK} ({len(merged.students)} students)")
+    if merged.missing:
+        print(f"Partial: {'; '.join(merged.missing)}.")
+        print(f"Not in {arguments.out}: {len(merged.not_merged)} students of the batch.")
     return write_report(arguments.out.resolve(), None, "merge")
 
 
@@ -396,6 +401,12 @@ def add_merge(commands: Any) -> None:
     )
     merge.add_argument("out", type=Path, help="the folder to write (new or empty)")
     merge.add_argument("shards", type=Path, nargs="+", metavar="SHARD", help="shard outputs")
+    merge.add_argument(
+        "--partial",
+        action="store_true",
+        help="merge shards that lack part of the batch (a shard, or students a shard has no "
+        "results for), saying what is missing, in the output and its class report too",
+    )
     merge.set_defaults(run=command_merge)
 
 

@@ -58,12 +58,15 @@ from .student_report import report_html
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
 RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
 SHARD_RECORD = ".shard.json"  # which share of which batch a shard's output holds
+MERGE_RECORD = ".merge.json"  # what a partial merge of shards lacked of the batch
 GRADEBOOK = "gradebook.csv"
 RESULTS = "results.json"
 REPORT = "report.html"  # the student's own page, beside their results.json
 CLASS_REPORT = "class-report.html"  # tenxor-instructor report's page, in the output folder
 CANVAS = "canvas.csv"  # tenxor-instructor export's Canvas import, in the output folder
-OUTPUT_FILES = frozenset({GRADEBOOK, RESULTS, RECORD, SHARD_RECORD, REPORT, CLASS_REPORT, CANVAS})
+OUTPUT_FILES = frozenset(
+    {GRADEBOOK, RESULTS, RECORD, SHARD_RECORD, MERGE_RECORD, REPORT, CLASS_REPORT, CANVAS}
+)
 GROUP_LARGEST = 16  # students one judge grades in turn (collecting the tests once for all)
 
 

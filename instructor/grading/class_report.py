@@ -14,6 +14,7 @@ import os
 import re
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
@@ -25,6 +26,7 @@ from tenxor.course.engine import function_of, short_name
 from tenxor.course.files import write_atomically
 
 from .batch import REPORT, recorded_results, shown
+from .merge import partial_merge
 from .student_report import STYLE, page, points
 
 LISTED_TESTS = 15  # the tests that fail most, in the plot and the table
@@ -438,16 +440,31 @@ def students_table(rows: dict[str, dict[str, Any]], grades: Path, out: Path) -> 
     return f'<section class="card scroll"><table>{head}{"".join(lines)}</table></section>'
 
 
-def class_report_html(rows: dict[str, dict[str, Any]], grades: Path, out: Path) -> str:
-    """The class report's page for the students' results in `rows`."""
+def partial_part(missing: Sequence[str]) -> str:
+    """The warning that the report is of part of the batch, saying what is missing."""
+    if not missing:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in missing)
+    return (
+        '<section class="card"><p><strong>Partial: these grades lack part of the batch.'
+        f"</strong></p><ul>{items}</ul></section>"
+    )
+
+
+def class_report_html(
+    rows: dict[str, dict[str, Any]], grades: Path, out: Path, missing: Sequence[str] = ()
+) -> str:
+    """The class report's page for the students' results in `rows`, saying first what
+    the grades lack of the batch (`missing`: one line each, from a partial merge)."""
     title = f"Class report: {grades.name}"
+    heading = f"<h1>{escape(title)}</h1>{partial_part(missing)}"
     if not rows:
-        return page(title, f"<h1>{escape(title)}</h1><p>No results.json found.</p>")
+        return page(title, f"{heading}<p>No results.json found.</p>")
     totals, most = scores(rows), most_points(rows)
     summaries, failing = exercise_summaries(rows), failing_tests(rows)
     started = started_exercises(rows)
     parts = [
-        f"<h1>{escape(title)}</h1>",
+        heading,
         numbers_part(totals, most),
         "<h2>Scores</h2>",
         figure_card(distribution_plot(totals, most), "Students per score, in ten bins."),
@@ -488,6 +505,7 @@ def class_report_html(rows: dict[str, dict[str, Any]], grades: Path, out: Path) 
 def write_class_report(grades: Path, out: Path) -> Path:
     """Write the class report of the grading output folder `grades` (the results grading
     recorded writing there) to `out`; its path."""
-    html = class_report_html(recorded_results(grades), grades, out)
+    rows = recorded_results(grades)
+    html = class_report_html(rows, grades, out, partial_merge(grades, rows))
     write_atomically(out, html)
     return out

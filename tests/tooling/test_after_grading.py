@@ -41,7 +41,7 @@ from instructor.grading.shards import Shard, shares, timed
 from instructor.grading.spreadsheet import FORMULA_STARTS, safe_cell
 from tenxor.course.files import write_atomically
 from tests.tooling.slurm import one_node_cluster
-from tests.tooling.submissions import complete_submission, copy_of_reference, stubbed
+from tests.tooling.submissions import ROOT, complete_submission, copy_of_reference, stubbed
 
 pytestmark = pytest.mark.provided
 
@@ -310,6 +310,110 @@ def test_a_batch_graded_as_a_slurm_job_array_and_merged_equals_one_run(
             merge_shards([shards[k - 1] for k in chosen], tmp_path / "refused")
     with pytest.raises(MergeError, match=re.escape(str(whole))):  # not a shard's output
         merge_shards([*shards, whole], tmp_path / "refused")
+
+
+def shard_outputs(folder: Path, count: int, name: str = "grades") -> list[Path]:
+    """The batch of STUDENTS (complete submissions in folder/subs) dealt into `count`
+    shards as grade --shard deals them, into folder/<name>-K: each output holds what
+    grading writes for every student of its share (here 1 of 2 points on 1.1 each)."""
+    submissions = {student: folder / "subs" / student for student in STUDENTS}
+    for path in submissions.values():
+        if not path.exists():
+            complete_submission(path)
+    outputs = [folder / f"{name}-{k}" for k in range(1, count + 1)]
+    for k, output in enumerate(outputs, start=1):
+        batch = Batch({}, output)
+        for student in share_of(ROOT, submissions, Shard(k, count), output):
+            results = {"score": 1, "extra_data": {"max_score": 2, "exercises": {"1.1": 1}}}
+            batch.write_results(student, results)
+    return outputs
+
+
+def share_in(shard: Path) -> list[str]:
+    """The students of a shard's share, as its output records them."""
+    return json.loads((shard / SHARD_RECORD).read_text(encoding="utf-8"))["share"]
+
+
+def merge_said(arguments: list[str], capsys) -> tuple[str | None, str]:
+    """Run tenxor-instructor merge: the message it exited with (None if it ended well)
+    and what it printed."""
+    try:
+        code = main(["merge", *arguments])
+    except SystemExit as error:
+        return str(error.code), capsys.readouterr().out
+    assert code == 0, f"merge {arguments} returned {code}"
+    return None, capsys.readouterr().out
+
+
+def partial_section(class_report: Path) -> str:
+    """The text of a class report's warning that it is of part of the batch ("" if none)."""
+    found = re.search(r"<strong>Partial:.*?</section>", class_report.read_text(), re.S)
+    return re.sub(r"<[^>]+>", " ", found[0]) if found else ""
+
+
+def test_merge_refuses_a_missing_shard_unless_partial_which_says_what_is_missing(tmp_path, capsys):
+    """Shards 1 and 3 of 3: merge refuses them, naming shard 2/3 and --partial, and writes
+    nothing; with --partial it merges their students and says what is missing, in its
+    output and in the class report, which stops saying so once the missing students are
+    graded into the merged folder."""
+    shards = shard_outputs(tmp_path, 3)
+    given, out = [shards[0], shards[2]], tmp_path / "grades"
+    said, _ = merge_said([str(out), *map(str, given)], capsys)
+    assert said and "shard 2/3 is missing" in said and "--partial" in said, said
+    assert not out.exists(), f"a refused merge wrote {sorted(out.rglob('*'))}"
+    said, printed = merge_said([str(out), *map(str, given), "--partial"], capsys)
+    assert said is None, f"merge --partial exited: {said}"
+    assert "shard 2/3 is missing" in printed, f"merge --partial printed {printed!r}"
+    merged = sorted(recorded_results(out))
+    assert merged == sorted(share_in(shards[0]) + share_in(shards[2])), merged
+    warning = partial_section(out / CLASS_REPORT)
+    absent = share_in(shards[1])
+    assert "shard 2/3 is missing" in warning, f"the class report's warning: {warning!r}"
+    assert all(re.search(rf"\b{student}\b", warning) for student in absent), (absent, warning)
+    batch = Batch({}, out)  # grading the missing students into the merged folder
+    for student, results in recorded_results(shards[1]).items():
+        batch.write_results(student, results)
+    assert main(["report", str(out)]) == 0
+    assert partial_section(out / CLASS_REPORT) == "", "the missing students are graded now"
+
+
+def test_merge_refuses_a_shard_given_twice_or_shards_of_different_counts_naming_them(
+    tmp_path, capsys
+):
+    """Two outputs of shard 1/3 (a copy of one), or shards of a deal in 2 and one in 3: each
+    refused, --partial or not, naming the folders and the shards they hold."""
+    shards = shard_outputs(tmp_path, 3)
+    again = tmp_path / "grades-1-again"
+    shutil.copytree(shards[0], again)
+    halves = shard_outputs(tmp_path, 2, name="halves")
+    for partial in ([], ["--partial"]):
+        out = tmp_path / "out"
+        said, _ = merge_said([str(out), *map(str, [*shards, again]), *partial], capsys)
+        assert said and "shard 1/3" in said, f"merge with 1/3 twice said {said!r}"
+        assert str(shards[0]) in said and str(again) in said, said
+        said, _ = merge_said([str(out), str(halves[0]), str(shards[1]), *partial], capsys)
+        for folder, shard in ((halves[0], "1/2"), (shards[1], "2/3")):
+            assert f"{folder} is shard {shard}" in (said or ""), f"merge said {said!r}"
+        assert not out.exists(), f"a refused merge wrote {sorted(out.rglob('*'))}"
+
+
+def test_merge_refuses_a_shard_without_results_for_part_of_its_share(tmp_path, capsys):
+    """A shard whose grading stopped before one student of its share: merge refuses it,
+    naming the shard and the student; with --partial it merges the rest and names them."""
+    shards = shard_outputs(tmp_path, 2)
+    dropped = share_in(shards[1])[0]
+    record = json.loads((shards[1] / RECORD).read_text())
+    del record[dropped]  # as if grading had stopped before this student
+    write_atomically(shards[1] / RECORD, json.dumps(record))
+    shutil.rmtree(shards[1] / dropped)
+    out = tmp_path / "grades"
+    said, _ = merge_said([str(out), *map(str, shards)], capsys)
+    named = said and str(shards[1]) in said and re.search(rf"\b{dropped}\b", said)
+    assert named, f"merge of {shards[1]} without {dropped}'s results said {said!r}"
+    assert not out.exists(), f"a refused merge wrote {sorted(out.rglob('*'))}"
+    said, printed = merge_said([str(out), *map(str, shards), "--partial"], capsys)
+    assert said is None and re.search(rf"\b{dropped}\b", printed), (said, printed)
+    assert sorted(recorded_results(out)) == sorted(set(STUDENTS) - {dropped})
 
 
 def test_shards_deal_the_work_evenly_and_each_student_once():
