@@ -5,15 +5,17 @@ A stub is one line at the region's indentation,
 Hidden tests, the tooling's own tests and CI files stay behind. Notebooks travel with their
 outputs, but for the answers of predict-then-run cells (tagged `predict`) and the reports of
 check cells (a verdict stored before the learner has written anything would be a lie).
-Markdown files leave out their instructor-only sections, so that the release speaks only of
-what a learner runs (course.py is the learner's alone, the same in both trees; the
-instructor's test run is instructor.ci). The same source tree always gives the same release,
-byte for byte.
+Markdown files leave out their instructor-only sections and the solutions release's own, so
+that the release speaks only of what a learner runs (course.py is the learner's alone, the
+same in both trees; the instructor's test run is instructor.ci). The same source tree always
+gives the same release, byte for byte.
 
 The solutions release, for after the deadline, is the same tree with every solution region
 filled in instead: the reference code kept without its marker lines, as a learner's finished
 file reads. Its check cells ship empty too (running them says "done"); predict-then-run cells
-keep their answers.
+keep their answers. Its Markdown keeps the sections marked for it (`<!-- solutions release -->`)
+in place of the student release's (`<!-- student release -->`): its README speaks to a
+reader of solutions, not to a learner with exercises to fill in.
 """
 
 from __future__ import annotations
@@ -77,6 +79,21 @@ PREDICT_TAG = "predict"
 CHECK_CALL = re.compile(r"^\s*check\(", re.MULTILINE)
 # The lines around a Markdown section that is for instructors only.
 INSTRUCTOR_BEGIN, INSTRUCTOR_END = "<!-- instructor -->", "<!-- /instructor -->"
+# The lines around a Markdown section that one release alone keeps: the student release's
+# (how to fill in the exercises) or the solutions release's (what its reader runs).
+STUDENT_BEGIN, STUDENT_END = "<!-- student release -->", "<!-- /student release -->"
+SOLUTIONS_BEGIN, SOLUTIONS_END = "<!-- solutions release -->", "<!-- /solutions release -->"
+# Which sections of Markdown each tree keeps (True) or leaves out (False), by their lines.
+STUDENT_SECTIONS = {
+    (INSTRUCTOR_BEGIN, INSTRUCTOR_END): False,
+    (STUDENT_BEGIN, STUDENT_END): True,
+    (SOLUTIONS_BEGIN, SOLUTIONS_END): False,
+}
+SOLUTIONS_SECTIONS = {
+    (INSTRUCTOR_BEGIN, INSTRUCTOR_END): False,
+    (STUDENT_BEGIN, STUDENT_END): False,
+    (SOLUTIONS_BEGIN, SOLUTIONS_END): True,
+}
 # The comment that ends a line of pyproject.toml that is for instructors only.
 INSTRUCTOR_LINE = "# instructor only"
 
@@ -151,28 +168,47 @@ def without_sections(text: str, begin: str, end: str, name: str = "text") -> str
     Raises SectionError naming `name` and the line for an `end` without a `begin`, a `begin`
     inside a section, or a section never closed.
     """
-    kept, opened = [], None
+    return with_sections(text, {(begin, end): False}, name)
+
+
+def with_sections(text: str, sections: dict[tuple[str, str], bool], name: str = "text") -> str:
+    """`text` with each section marked by one of `sections`' (begin, end) lines kept (True)
+    or left out (False): the lines from a line starting with `begin` to the line `end`,
+    without those two lines either way (lines compared without surrounding blanks).
+
+    Raises SectionError naming `name` and the line for an `end` without its `begin`, a
+    section inside another, or a section never closed.
+    """
+    kept, opened = [], None  # opened: the line that opened the current section, its marks
     for number, line in enumerate(text.splitlines(keepends=True), start=1):
         stripped = line.strip()
-        if stripped.startswith(begin):
+        begun = next((marks for marks in sections if stripped.startswith(marks[0])), None)
+        ended = next((marks for marks in sections if stripped == marks[1]), None)
+        if begun:
             if opened is not None:
-                raise SectionError(f"{name}:{number}: {begin} inside the section of line {opened}")
-            opened = number
-        elif stripped == end:
-            if opened is None:
-                raise SectionError(f"{name}:{number}: {end} without a matching {begin}")
+                raise SectionError(
+                    f"{name}:{number}: {begun[0]} inside the section of line {opened[0]}"
+                )
+            opened = (number, begun)
+        elif ended:
+            if opened is None or opened[1] != ended:
+                raise SectionError(f"{name}:{number}: {ended[1]} without a matching {ended[0]}")
             opened = None
-        elif opened is None:
+        elif opened is None or sections[opened[1]]:
             kept.append(line)
     if opened is not None:
-        raise SectionError(f"{name}:{opened}: {begin} is never closed by {end}")
+        begin, end = opened[1]
+        raise SectionError(f"{name}:{opened[0]}: {begin} is never closed by {end}")
     return "".join(kept)
 
 
-def without_instructor_sections(text: str, name: str = "text") -> str:
-    """Markdown without its instructor-only sections: the lines from `<!-- instructor -->`
-    to `<!-- /instructor -->`, both included."""
-    return without_sections(text, INSTRUCTOR_BEGIN, INSTRUCTOR_END, name).rstrip("\n") + "\n"
+def released_markdown(
+    text: str, name: str = "text", sections: dict[tuple[str, str], bool] = STUDENT_SECTIONS
+) -> str:
+    """Markdown without its instructor-only sections (the lines from `<!-- instructor -->`
+    to `<!-- /instructor -->`, both included) and with the sections of one release kept or
+    left out as `sections` says (default: the student release's)."""
+    return with_sections(text, sections, name).rstrip("\n") + "\n"
 
 
 def has_line(text: str, start: str) -> bool:
@@ -181,19 +217,23 @@ def has_line(text: str, start: str) -> bool:
 
 
 def released_document(
-    relative: Path, source: Path, hides: Callable[[dict], bool] = hides_output
+    relative: Path,
+    source: Path,
+    hides: Callable[[dict], bool] = hides_output,
+    sections: dict[tuple[str, str], bool] = STUDENT_SECTIONS,
 ) -> str | None:
     """The text the release writes for a notebook (outputs of the cells `hides` names left
     out; default: answers of predict-then-run cells and reports of check cells), a Markdown
-    file (instructor sections left out), a Python script (instructor blocks left out) or
-    pyproject.toml (instructor lines left out); None for any other file, and for a file with
-    nothing to leave out."""
+    file (instructor sections left out, the sections of one release kept or left out as
+    `sections` says; default: the student release's), a Python script (instructor blocks
+    left out) or pyproject.toml (instructor lines left out); None for any other file, and
+    for a file with nothing to leave out."""
     if relative.suffix == ".ipynb":
         return released_notebook(source, hides)
     if relative.suffix == ".md":
         text = source.read_text(encoding="utf-8")
-        if has_line(text, INSTRUCTOR_BEGIN) or has_line(text, INSTRUCTOR_END):
-            return without_instructor_sections(text, relative.as_posix())
+        if any(has_line(text, begin) or has_line(text, end) for begin, end in sections):
+            return released_markdown(text, relative.as_posix(), sections)
         return None
     if relative.name == "pyproject.toml":
         lines = source.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -265,8 +305,10 @@ def write_tree(
 
 def solutions_document(relative: Path, source: Path) -> str | None:
     """The text the solutions release writes for a file, as the release does (see
-    released_document), but for predict-then-run cells, which keep their answers."""
-    return released_document(relative, source, hides=is_check_cell)
+    released_document), but for predict-then-run cells, which keep their answers, and
+    Markdown, which keeps the solutions release's sections instead of the student
+    release's."""
+    return released_document(relative, source, is_check_cell, SOLUTIONS_SECTIONS)
 
 
 def write_release(root: Path, destination: Path, replace: bool = False) -> list[Path]:

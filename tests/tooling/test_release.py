@@ -2,7 +2,7 @@
 notebooks with their outputs but for the answers of predict-then-run cells and the reports of
 check cells, a course.py and README that speak only of what a learner runs, the same tree
 every time, and a clear stop on bad markers. The solutions release: the same, with every
-solution filled in and every test passing."""
+solution filled in and every test passing, and a README that speaks to its reader."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import hashlib
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import nbformat
@@ -221,6 +222,50 @@ def test_the_released_readme_is_the_learners(course, tmp_path):
         assert learner_material in theirs, learner_material
 
 
+def marked_lines(text: str, begin: str, end: str) -> list[str]:
+    """The lines of `text` inside the sections between `begin` and `end` lines, but blanks."""
+    inside, found = False, []
+    for line in text.splitlines():
+        if line.strip() in (begin, end):
+            inside = line.strip() == begin
+        elif inside and line.strip():
+            found.append(line)
+    return found
+
+
+def test_the_solutions_readme_speaks_to_a_reader_of_solutions_the_releases_to_a_learner(
+    course, tmp_path
+):
+    """The student release's README tells the learner about the NotImplementedError stubs
+    they replace; the solutions release's has no stub to speak of and says how to run the
+    tests against the solutions. Each keeps its own marked section of the course's README and
+    none of the other's, without marker lines or instructor words."""
+    write_release(course, tmp_path / "release")
+    write_solutions(course, tmp_path / "solutions")
+    mine = (course / "README.md").read_text(encoding="utf-8")
+    learner = (tmp_path / "release" / "README.md").read_text(encoding="utf-8")
+    reader = (tmp_path / "solutions" / "README.md").read_text(encoding="utf-8")
+    assert "NotImplementedError" in learner, "the student release's README names no stub"
+    stubs = [line for line in reader.splitlines() if "NotImplementedError" in line]
+    assert stubs == [], f"the solutions README speaks of stubs to replace: {stubs}"
+    for command in ("python3 course.py test", 'check("2.1")'):
+        assert command in reader, f"the solutions README does not say to run {command}"
+    for name, text in (("student", learner), ("solutions", reader)):
+        assert instructor_words(text) == [], (name, instructor_words(text))
+    own = {
+        "student": marked_lines(mine, "<!-- student release -->", "<!-- /student release -->"),
+        "solutions": marked_lines(
+            mine, "<!-- solutions release -->", "<!-- /solutions release -->"
+        ),
+    }
+    once = Counter(mine.splitlines())  # a line of a section found elsewhere too may be kept
+    for name, text, other in (("student", learner, "solutions"), ("solutions", reader, "student")):
+        lines = set(text.splitlines())
+        assert own[name] and set(own[name]) <= lines, f"the {name} README lacks its section"
+        kept = [line for line in own[other] if line in lines and once[line] == 1]
+        assert kept == [], f"the {name} README keeps the {other} release's lines {kept}"
+
+
 def help_of(course_py: Path) -> str:
     """What `python3 course.py` prints without a command (its help), from its own folder."""
     done = subprocess.run(
@@ -252,8 +297,22 @@ def test_course_py_is_the_learners_alone_and_released_as_it_is(course, tmp_path)
         (lambda text: "".join(text.rsplit("<!-- /instructor -->\n", 1)), "is never closed"),
         (lambda text: text.replace("<!-- instructor -->\n", "", 1), "without a matching"),
         (lambda text: "<!-- instructor -->\n" + text, "inside the section of line 1"),
+        (
+            lambda text: text.replace("<!-- /solutions release -->\n", ""),
+            r"<!-- instructor --> inside the section of line \d+",  # the next section
+        ),
+        (
+            lambda text: text.replace("<!-- /solutions release -->", "<!-- /student release -->"),
+            "without a matching <!-- student release -->",
+        ),
     ],
-    ids=["never-closed", "closed-but-not-opened", "nested"],
+    ids=[
+        "never-closed",
+        "closed-but-not-opened",
+        "nested",
+        "solutions-left-open",
+        "solutions-closed-as-student",
+    ],  # fmt: skip
 )
 def test_an_instructor_section_left_open_stops_the_release_naming_file_and_line(
     tmp_path, edit, problem
@@ -344,8 +403,8 @@ def test_the_solutions_release_fills_in_every_region_and_leaves_out_what_the_rel
         reference = (snapshot / item.path).read_text(encoding="utf-8").splitlines(keepends=True)
         body = "".join(reference[region.begin : region.end - 1])
         assert body and body in (solutions / item.path).read_text(encoding="utf-8"), item.id
-    for name in files:  # everything but the exercise modules and notebooks as released
-        if not name.startswith(("tenxor/", "notebooks/")):
+    for name in files:  # everything but the exercise modules, notebooks and README as released
+        if not name.startswith(("tenxor/", "notebooks/")) and name != "README.md":
             released = (reference_release / name).read_bytes()
             assert (solutions / name).read_bytes() == released, name
 
