@@ -1,11 +1,16 @@
 """The class report: one HTML page, from every GRADES/<student>/results.json, that shows where
-the class is stuck: the distribution of scores, each exercise's mean score and share of
-students done, the tests that fail most with their most common reasons (hidden tests too:
-this page is the instructor's), and the exercises started but not finished.
+the class is stuck: the distribution of scores; each chapter's exercises with their mean score
+and how many students are done, started, have no points, have not started (the exercise still
+raises NotImplementedError) or had its module not graded; the modules not graded (missing, not
+compiling, not importing), each counted once with its students and reasons; the tests that fail
+most with their most common reasons (hidden tests too: this page is the instructor's), counting
+only the failures of the tests themselves, never those of a module not graded or an exercise
+not started; and the exercises started but not finished.
 
-The plots are drawn with matplotlib (the `report` extra) and inlined as SVG; the page has no
-script and fetches nothing. Only this module imports matplotlib, and only when it draws, so
-grading (and Gradescope's autograder) never needs it."""
+Test names are shown in full, or in short with the full name in a `title` shown on hover. The
+distribution is drawn with matplotlib (the `report` extra) and inlined as SVG; everything else
+is HTML tables with bars. The page has no script and fetches nothing. Only this module imports
+matplotlib, and only when it draws, so grading (and Gradescope's autograder) never needs it."""
 
 from __future__ import annotations
 
@@ -21,72 +26,110 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tenxor.course.catalog import BY_ID
+from tenxor.course.catalog import BY_ID, module_file
 from tenxor.course.engine import function_of, short_name
 from tenxor.course.files import write_atomically
 
 from .batch import REPORT, recorded_results, shown
 from .merge import partial_merge
-from .student_report import STYLE, page, points
+from .student_report import STYLE, bar, page, points
 
-LISTED_TESTS = 15  # the tests that fail most, in the plot and the table
-LISTED_REASONS = 3  # the most common reasons given per failing test
-LISTED_STUDENTS = 30  # students named per exercise started but not finished
+LISTED_TESTS = 15  # the tests that fail most, in the table
+LISTED_REASONS = 3  # the most common reasons given per failing test or module not graded
+LISTED_CASES = 3  # the cases of a test function that fail for the most students
+LISTED_STUDENTS = 30  # students named per exercise started but not finished, or module
+REASON_CHARS = 240  # a reason longer than this is shown cut, in full on hover
 LOCATION = re.compile(r"\s*\([^()]*\.py:\d+[^()]*\)$")  # "(storage.py:42 in numel)" ending a reason
-STUB = "a stub raised NotImplementedError (not done, or its module not graded)"
 COLOURS = {"done": "#2e8b57", "partly": "#e0a526", "none": "#c8553d", "ink": "#1d2330"}
+# Where a student is with an exercise, in the order of its bar, with the class of its colour.
+STATUSES = {"done": "done", "started": "partly", "no points": "none",
+            "not started": "unstarted", "not graded": "ungraded"}  # fmt: skip
 
 CLASS_STYLE = """
 main { max-width: 72rem; }
 .figure svg { max-width: 100%; height: auto; display: block; margin: 0 auto; }
-.figure p.caption { color: #5a6272; font-size: .9rem; margin: .2rem 0 0; }
+.figure p.caption, p.caption { color: #5a6272; font-size: .9rem; margin: .2rem 0 0; }
 .numbers { display: flex; flex-wrap: wrap; gap: .8rem; }
 .numbers div { background: #fff; border: 1px solid #d8dbe2; border-radius: 8px;
                padding: .6rem 1rem; min-width: 8rem; }
 .numbers b { display: block; font-size: 1.6rem; }
 .numbers span { color: #5a6272; font-size: .85rem; }
 td.reasons { font-size: .85rem; width: 45%; overflow-wrap: anywhere; }
-td code { overflow-wrap: anywhere; }
-td.reasons div { margin: .1rem 0; }
+td code, td { overflow-wrap: anywhere; }
+td.reasons div, td .cases div { margin: .1rem 0; }
+td .cases { font-size: .85rem; margin-top: .2rem; }
 .tag { font-size: .75rem; color: #5a6272; border: 1px solid #c5cad3; border-radius: 4px;
        padding: 0 .3rem; margin-left: .3rem; }
 .scroll { overflow-x: auto; }
+h3.chapter { margin: 1.2rem 0 0; }
+table.exercises { table-layout: fixed; }
+table.exercises .id { width: 3.4rem; }
+table.exercises .count { width: 3.8rem; }
+table.exercises .bars { width: 8.5rem; }
+.meter { display: flex; align-items: center; gap: .4rem; }
+.meter .bar { flex: 1; min-width: 3rem; }
+.stack { display: flex; }
+.unstarted { background: #c5cad3; } .ungraded { background: #5a6272; }
+.legend { font-size: .9rem; color: #5a6272; display: flex; flex-wrap: wrap; gap: .3rem 1rem; }
+.legend span.swatch { display: inline-block; width: .8rem; height: .8rem; border-radius: 2px;
+                      margin-right: .3rem; vertical-align: -.05rem; }
 """
 
 
 @dataclass(frozen=True)
 class ExerciseSummary:
-    """How the class did on one exercise: its points, the mean score, the share of students
-    with all its points, and how many have some but not all of them."""
+    """How the class did on one exercise: its points, the students graded on it, their mean
+    score (over those whose module was graded; None if none was), and how many are done (all
+    its points), started (some but not all), have not started it (0 points, it still raises
+    NotImplementedError) or had its module not graded; the others have no points."""
 
     id: str
     title: str
     points: float
     students: int
-    mean: float
-    done: float
+    mean: float | None
+    done: int
     started: int
+    not_started: int
+    not_graded: int
+
+    @property
+    def no_points(self) -> int:
+        """The students who wrote it and scored nothing."""
+        return self.students - self.done - self.started - self.not_started - self.not_graded
+
+    def counts(self) -> dict[str, int]:
+        """How many students are at each status (STATUSES), in its order."""
+        found = (self.done, self.started, self.no_points, self.not_started, self.not_graded)
+        return dict(zip(STATUSES, found))
 
 
 @dataclass(frozen=True)
 class FailingTest:
-    """A test function (its cases of one exercise) and the students it failed for: how
-    many, how many of them only because an exercise was not finished (its stub raised
-    NotImplementedError), and the most common other reasons (a student's first failing
-    case's) with how many students each."""
+    """A test function (its cases of one exercise) and the students it failed for itself
+    (not because its module was not graded or its exercise is not started): how many, the
+    most common reasons (a student's first failing case's) and the cases that failed for
+    the most students, with how many students each."""
 
     test: str
     exercise: str
     hidden: bool
     cases: int
     failed: int
-    unfinished: int
     reasons: list[tuple[str, int]] = field(default_factory=list)
+    failing_cases: list[tuple[str, int]] = field(default_factory=list)
 
-    @property
-    def wrong(self) -> int:
-        """The students it failed for other than by an unfinished exercise."""
-        return self.failed - self.unfinished
+
+@dataclass(frozen=True)
+class ModuleProblem:
+    """A module that was not graded (missing, not compiling, not importing) for some
+    students: who, its exercises that scored 0 for it, and the reasons with how many students
+    each, most common first."""
+
+    module: str
+    students: list[str]
+    exercises: list[str]
+    reasons: list[tuple[str, int]]
 
 
 @dataclass(frozen=True)
@@ -110,11 +153,16 @@ def exercise_points(results: dict[str, Any], exercise_id: str) -> float:
     return float(item.points) if item else 0.0
 
 
+def catalog_place(exercise_id: str) -> int:
+    """Where an exercise comes in the catalog (after every exercise of it, if not in it)."""
+    order = list(BY_ID)
+    return order.index(exercise_id) if exercise_id in BY_ID else len(order)
+
+
 def graded_exercises(rows: dict[str, dict[str, Any]]) -> list[str]:
     """The exercises graded for any student, in the catalog's order (others last)."""
     found = {e for results in rows.values() for e in results["extra_data"].get("exercises", {})}
-    order = list(BY_ID)
-    return sorted(found, key=lambda e: (order.index(e) if e in order else len(order), e))
+    return sorted(found, key=lambda e: (catalog_place(e), e))
 
 
 def scores(rows: dict[str, dict[str, Any]]) -> list[float]:
@@ -131,26 +179,62 @@ def is_done(score: float, available: float) -> bool:
     return score >= available - 1e-6
 
 
+def problems_of(results: dict[str, Any]) -> dict[str, str]:
+    """Why the module of an exercise was not graded, by exercise, for one student."""
+    return results["extra_data"].get("problems") or {}
+
+
+def is_own_failure(outcome: dict[str, Any], problems: dict[str, str]) -> bool:
+    """Whether a test failed for what its exercise's code does: not because the module of
+    its exercise was not graded (`problems`, by exercise) or because the exercise still
+    raises NotImplementedError (those are counted at the module and at the exercise)."""
+    cascaded = outcome.get("problem") or outcome.get("unfinished")
+    return not outcome.get("passed") and not cascaded and outcome.get("exercise") not in problems
+
+
+def exercise_status(results: dict[str, Any], exercise_id: str) -> str | None:
+    """Where a student is with an exercise graded for them (a key of STATUSES), None if it
+    was not graded for them."""
+    score = results["extra_data"].get("exercises", {}).get(exercise_id)
+    if score is None:
+        return None
+    if exercise_id in problems_of(results):
+        return "not graded"
+    if is_done(float(score), exercise_points(results, exercise_id)):
+        return "done"
+    if score > 0:
+        return "started"
+    failing = [
+        outcome
+        for outcome in results["extra_data"].get("outcomes", {}).values()
+        if outcome.get("exercise") == exercise_id and not outcome.get("passed")
+    ]
+    return "not started" if failing and all(o.get("unfinished") for o in failing) else "no points"
+
+
 def exercise_summaries(rows: dict[str, dict[str, Any]]) -> list[ExerciseSummary]:
     """How the class did on each exercise graded, over the students graded on it."""
     summaries = []
     for exercise_id in graded_exercises(rows):
-        pairs = [
-            (float(r["extra_data"]["exercises"][exercise_id]), exercise_points(r, exercise_id))
-            for r in rows.values()
-            if exercise_id in r["extra_data"].get("exercises", {})
+        graded = [r for r in rows.values() if exercise_id in r["extra_data"].get("exercises", {})]
+        status = Counter(exercise_status(results, exercise_id) for results in graded)
+        marks = [
+            float(results["extra_data"]["exercises"][exercise_id])
+            for results in graded
+            if exercise_id not in problems_of(results)
         ]
         item = BY_ID.get(exercise_id)
-        available = max(most for _, most in pairs)
         summaries.append(
             ExerciseSummary(
                 id=exercise_id,
                 title=item.title if item else "",
-                points=available,
-                students=len(pairs),
-                mean=statistics.fmean(score for score, _ in pairs),
-                done=sum(is_done(score, most) for score, most in pairs) / len(pairs),
-                started=sum(score > 0 and not is_done(score, most) for score, most in pairs),
+                points=max(exercise_points(results, exercise_id) for results in graded),
+                students=len(graded),
+                mean=statistics.fmean(marks) if marks else None,
+                done=status["done"],
+                started=status["started"],
+                not_started=status["not started"],
+                not_graded=status["not graded"],
             )
         )
     return summaries
@@ -164,38 +248,70 @@ def reason_of(outcome: dict[str, Any]) -> str:
 
 def failing_tests(rows: dict[str, dict[str, Any]], limit: int = LISTED_TESTS) -> list[FailingTest]:
     """The test functions that fail most for an exercise, public and hidden, a student
-    counted once however many of its cases fail for them: first by the students they fail
-    for other than by an unfinished exercise, then by all the students they fail for."""
+    counted once however many of its cases fail for them, and only for failures of the test
+    itself (is_own_failure): most students first, then in the catalog's order."""
     failed: Counter[tuple[str, str]] = Counter()
-    unfinished: Counter[tuple[str, str]] = Counter()
     reasons: dict[tuple[str, str], Counter[str]] = {}
+    failing_cases: dict[tuple[str, str], Counter[str]] = {}
     hidden: dict[tuple[str, str], bool] = {}
     cases: dict[tuple[str, str], set[str]] = {}
     for results in rows.values():
-        mine: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        problems = problems_of(results)
+        mine: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
         for test, outcome in results["extra_data"].get("outcomes", {}).items():
             key = (function_of(test), str(outcome.get("exercise", "")))
             cases.setdefault(key, set()).add(test)
             hidden[key] = bool(outcome.get("hidden"))
-            if not outcome.get("passed"):
-                mine.setdefault(key, []).append(outcome)
+            if is_own_failure(outcome, problems):
+                mine.setdefault(key, {})[test] = outcome
         for key, outcomes in mine.items():
             failed[key] += 1
-            why = [reason_of(o) for o in outcomes if not o.get("unfinished")]
-            unfinished[key] += not why
-            reasons.setdefault(key, Counter()).update(why[:1])
-    ranked = sorted(failed, key=lambda k: (unfinished[k] - failed[k], -failed[k], k))
+            reasons.setdefault(key, Counter()).update([reason_of(next(iter(outcomes.values())))])
+            failing_cases.setdefault(key, Counter()).update(outcomes.keys())
+    ranked = sorted(failed, key=lambda k: (-failed[k], catalog_place(k[1]), hidden[k], k))
     return [
         FailingTest(
-            test=function,
-            exercise=exercise_id,
-            hidden=hidden[(function, exercise_id)],
-            cases=len(cases[(function, exercise_id)]),
-            failed=failed[(function, exercise_id)],
-            unfinished=unfinished[(function, exercise_id)],
-            reasons=reasons[(function, exercise_id)].most_common(LISTED_REASONS),
+            test=key[0],
+            exercise=key[1],
+            hidden=hidden[key],
+            cases=len(cases[key]),
+            failed=failed[key],
+            reasons=reasons[key].most_common(LISTED_REASONS),
+            failing_cases=failing_cases[key].most_common(LISTED_CASES),
         )
-        for function, exercise_id in ranked[:limit]
+        for key in ranked[:limit]
+    ]
+
+
+def module_of(exercise_id: str) -> str:
+    """The file of the module that holds an exercise."""
+    item = BY_ID.get(exercise_id)
+    return item.path if item else f"the module of exercise {exercise_id}"
+
+
+def ungraded_modules(rows: dict[str, dict[str, Any]]) -> list[ModuleProblem]:
+    """The modules not graded for some students, each once: for the most students first,
+    then in the catalog's order."""
+    students: dict[str, list[str]] = {}
+    exercises: dict[str, set[str]] = {}  # the module's exercises that were not graded
+    reasons: dict[str, Counter[str]] = {}
+    for student, results in rows.items():
+        mine: dict[str, set[str]] = {}
+        for exercise_id, why in problems_of(results).items():
+            mine.setdefault(module_of(exercise_id), set()).add(str(why))
+            exercises.setdefault(module_of(exercise_id), set()).add(exercise_id)
+        for module, whys in mine.items():
+            students.setdefault(module, []).append(student)
+            reasons.setdefault(module, Counter()).update(sorted(whys))
+    first = {module: min(map(catalog_place, found)) for module, found in exercises.items()}
+    return [
+        ModuleProblem(
+            module,
+            students[module],
+            sorted(exercises[module], key=lambda e: (catalog_place(e), e)),
+            reasons[module].most_common(),
+        )
+        for module in sorted(students, key=lambda m: (-len(students[m]), first[m], m))
     ]
 
 
@@ -206,8 +322,7 @@ def started_exercises(rows: dict[str, dict[str, Any]]) -> list[StartedExercise]:
     for exercise_id in graded_exercises(rows):
         students, tests = [], Counter()
         for student, results in rows.items():
-            score = results["extra_data"].get("exercises", {}).get(exercise_id)
-            if score is None or score <= 0 or is_done(score, exercise_points(results, exercise_id)):
+            if exercise_status(results, exercise_id) != "started":
                 continue
             students.append(student)
             failing = [
@@ -275,69 +390,42 @@ def distribution_plot(totals: list[float], most: float) -> str:
     return inline_svg(figure, "distribution", "The distribution of the students' scores")
 
 
-def exercise_plot(summaries: list[ExerciseSummary]) -> str:
-    """Per exercise, the mean score as a share of its points and the share of students
-    done, side by side."""
-    figure = new_figure(max(6.0, 0.55 * len(summaries) + 2), 3.4)
-    axes = figure.add_subplot()
-    places = range(len(summaries))
-    mean = [100 * s.mean / s.points if s.points else 0 for s in summaries]
-    done = [100 * s.done for s in summaries]
-    axes.bar([p - 0.2 for p in places], mean, 0.4, color=COLOURS["partly"], label="mean score")
-    axes.bar([p + 0.2 for p in places], done, 0.4, color=COLOURS["done"], label="students done")
-    axes.set_xticks(list(places), [s.id for s in summaries])
-    axes.set_ylim(0, 105)
-    axes.set_ylabel("% (of points, of students)")
-    axes.set_xlabel("exercise")
-    axes.legend(frameon=False, ncols=2, loc="lower center", bbox_to_anchor=(0.5, 1.0))
-    styled(axes)
-    return inline_svg(figure, "exercises", "Each exercise's mean score and share of students done")
-
-
-def failing_plot(failing: list[FailingTest]) -> str:
-    """The tests that fail most, as horizontal bars: students with another reason, then
-    students whose unfinished exercise failed it."""
-    figure = new_figure(9, 0.32 * len(failing) + 1.2)
-    axes = figure.add_subplot()
-    labels = [
-        f"{t.exercise}  {shortened(short_name(t.test), 60)}" + (" (hidden)" if t.hidden else "")
-        for t in failing
-    ]
-    places = list(range(len(failing)))[::-1]
-    wrong = [t.wrong for t in failing]
-    axes.barh(places, wrong, color=COLOURS["none"], label="wrong answer, error or limit")
-    axes.barh(places, [t.unfinished for t in failing], left=wrong, color="#c5cad3",
-              label=STUB)  # fmt: skip
-    axes.set_yticks(places, labels, fontsize=8)
-    axes.set_xlabel("students it fails for")
-    axes.xaxis.get_major_locator().set_params(integer=True)
-    axes.legend(frameon=False, ncols=2, loc="lower center", bbox_to_anchor=(0.5, 1.0), fontsize=8)
-    styled(axes)
-    axes.grid(axis="y", visible=False)
-    axes.grid(axis="x", color="#e3e6ec")
-    return inline_svg(figure, "failing", "The tests that fail for the most students")
-
-
-def started_plot(started: list[StartedExercise]) -> str:
-    """Per exercise, the students who have some but not all of its points."""
-    figure = new_figure(max(5.0, 0.55 * len(started) + 2), 2.8)
-    axes = figure.add_subplot()
-    axes.bar([s.id for s in started], [len(s.students) for s in started], 0.6,
-             color=COLOURS["partly"])  # fmt: skip
-    axes.set_xlim(-1, max(len(started), 3))  # a lone bar stays a bar, not a wall
-    axes.set_xlabel("exercise")
-    axes.set_ylabel("students started, not done")
-    axes.yaxis.get_major_locator().set_params(integer=True)
-    styled(axes)
-    return inline_svg(figure, "started", "Students who started an exercise but did not finish it")
-
-
 def shortened(text: str, limit: int) -> str:
     """`text`, cut in the middle when it is longer than `limit`."""
     if len(text) <= limit:
         return text
     half = (limit - 3) // 2
     return f"{text[:half]}...{text[-half:]}"
+
+
+def cut(text: str, limit: int = REASON_CHARS) -> str:
+    """`text` as HTML, cut in the middle when longer than `limit` with all of it shown on
+    hover."""
+    short = shortened(text, limit)
+    return (
+        escape(short) if short == text else f'<span title="{escape(text)}">{escape(short)}</span>'
+    )
+
+
+def test_name(test: str, shown_as: str) -> str:
+    """A test's name as HTML: `shown_as` (a short form of it), all of it shown on hover."""
+    return f'<code title="{escape(test)}">{escape(shown_as)}</code>'
+
+
+def case_of(test: str) -> str:
+    """The case of a parametrized test's node id ("[shape0]"), "" for a test without one."""
+    return test[len(function_of(test)) :]
+
+
+def students_word(count: int) -> str:
+    return f"{count} student" + ("" if count == 1 else "s")
+
+
+def named(students: list[str]) -> str:
+    """Students' names as HTML, the first LISTED_STUDENTS of them, and how many more."""
+    names = ", ".join(escape(shown(name)) for name in students[:LISTED_STUDENTS])
+    more = len(students) - LISTED_STUDENTS
+    return names + (f" and {more} more" if more > 0 else "")
 
 
 def figure_card(svg: str, caption: str) -> str:
@@ -358,42 +446,125 @@ def numbers_part(totals: list[float], most: float) -> str:
     return f'<section class="numbers">{cells}</section>'
 
 
+def chapters(summaries: list[ExerciseSummary]) -> list[tuple[str, list[ExerciseSummary]]]:
+    """The exercises grouped by chapter, in the catalog's order, each group with its heading
+    (the chapter's number and modules); exercises not in the catalog last."""
+    groups: dict[str, list[ExerciseSummary]] = {}
+    for summary in summaries:
+        item = BY_ID.get(summary.id)
+        heading = "Exercises not in the catalog"
+        if item is not None:
+            modules = ", ".join(module_file(module) for module in item.chapter.modules)
+            heading = f"Chapter {item.chapter.number}: {modules}"
+        groups.setdefault(heading, []).append(summary)
+    return list(groups.items())
+
+
+def status_bar(summary: ExerciseSummary) -> str:
+    """The students of an exercise as one bar, a part per status (STATUSES) as wide as its
+    share of them, each part saying its count on hover."""
+    parts = "".join(
+        f'<span class="{kind}" style="width:{100 * count / summary.students:.1f}%" '
+        f'title="{count} {status}"></span>'
+        for (status, count), kind in zip(summary.counts().items(), STATUSES.values())
+        if count
+    )
+    return f'<div class="bar stack">{parts}</div>'
+
+
+def legend() -> str:
+    """What the colours of the students' bars mean."""
+    said = {"done": "done (all its points)", "started": "started, not done",
+            "no points": "no points", "not started": "not started (still raises "
+            "NotImplementedError)", "not graded": "its module not graded"}  # fmt: skip
+    return (
+        "<p class='legend'>"
+        + "".join(
+            f'<span><span class="swatch {kind}"></span>{escape(said[status])}</span>'
+            for status, kind in STATUSES.items()
+        )
+        + "</p>"
+    )
+
+
 def exercise_table(summaries: list[ExerciseSummary]) -> str:
-    """One row per exercise: points, mean score, share done, students started not done."""
-    rows = "".join(
-        f"<tr><td>{escape(s.id)}</td><td>{escape(s.title)}</td>"
-        f'<td class="points">{points(s.points)}</td><td class="points">{s.mean:.2f}</td>'
-        f'<td class="points">{100 * s.done:.0f}%</td><td class="points">{s.started}</td></tr>'
-        for s in summaries
-    )
+    """One row per exercise of a chapter: points, mean score, the students at each status."""
     head = (
-        "<tr><th>Exercise</th><th></th><th>Points</th><th>Mean score</th><th>Done</th>"
-        "<th>Started, not done</th></tr>"
+        '<tr><th class="id">Exercise</th><th></th><th class="count">Points</th>'
+        '<th class="bars">Mean score</th><th class="bars">Students</th>'
+        '<th class="count">Done</th><th class="count">Started, not done</th>'
+        '<th class="count">No points</th><th class="count">Not started</th>'
+        '<th class="count">Module not graded</th></tr>'
     )
-    return f'<section class="card scroll"><table>{head}{rows}</table></section>'
+    rows = []
+    for s in summaries:
+        mean = "&ndash;" if s.mean is None else f"{s.mean:.2f}"
+        share = s.mean / s.points if s.mean is not None and s.points else 0.0
+        counts = "".join(f'<td class="points">{count}</td>' for count in s.counts().values())
+        rows.append(
+            f"<tr><td>{escape(s.id)}</td><td>{escape(s.title)}</td>"
+            f'<td class="points">{points(s.points)}</td>'
+            f'<td><div class="meter">{bar(share, "partly")}<span>{mean}</span></div></td>'
+            f"<td>{status_bar(s)}</td>{counts}</tr>"
+        )
+    return f'<table class="exercises">{head}{"".join(rows)}</table>'
 
 
-def failing_table(failing: list[FailingTest]) -> str:
-    """One row per test that fails most: its exercise, the students it fails for, and
+def exercises_part(summaries: list[ExerciseSummary]) -> str:
+    """Each chapter's exercises, a heading and a table per chapter."""
+    parts = [legend()]
+    for heading, group in chapters(summaries):
+        parts.append(f'<h3 class="chapter">{escape(heading)}</h3>')
+        parts.append(f'<section class="card scroll">{exercise_table(group)}</section>')
+    return "".join(parts)
+
+
+def modules_table(problems: list[ModuleProblem]) -> str:
+    """One row per module not graded: for how many students and whom, its exercises, and
     the most common reasons."""
+    rows = []
+    for m in problems:
+        reasons = "".join(
+            f"<div>{count} &times; {cut(reason)}</div>"
+            for reason, count in m.reasons[:LISTED_REASONS]
+        )
+        others = sum(count for _, count in m.reasons[LISTED_REASONS:])
+        reasons += f"<div>{others} &times; another reason</div>" if others else ""
+        rows.append(
+            f"<tr><td><code>{escape(m.module)}</code> not graded for "
+            f"{students_word(len(m.students))}</td><td>{escape(', '.join(m.exercises))}</td>"
+            f'<td>{named(m.students)}</td><td class="reasons">{reasons}</td></tr>'
+        )
+    head = "<tr><th>Module</th><th>Its exercises</th><th>Who</th><th>Why (students)</th></tr>"
+    return f'<section class="card scroll"><table>{head}{"".join(rows)}</table></section>'
+
+
+def failing_table(failing: list[FailingTest], students: int) -> str:
+    """One row per test that fails most: its exercise, the students it fails for (a bar of
+    the `students` graded), its cases that fail most and its most common reasons."""
     rows = []
     for t in failing:
         tag = '<span class="tag">hidden</span>' if t.hidden else ""
         tag += f'<span class="tag">{t.cases} cases</span>' if t.cases > 1 else ""
-        reasons = "".join(
-            f"<div>{count} &times; {escape(shortened(reason, 240))}</div>"
-            for reason, count in t.reasons
+        cases = "".join(
+            f"<div>{test_name(case, case_of(case))} &times; {count}</div>"
+            for case, count in t.failing_cases
+            if case_of(case)
         )
-        if t.unfinished:
-            reasons += f"<div>{t.unfinished} &times; {STUB}</div>"
+        cases = f'<div class="cases">{cases}</div>' if cases else ""
+        reasons = "".join(
+            f"<div>{count} &times; {cut(reason)}</div>" for reason, count in t.reasons
+        )
         rows.append(
-            f"<tr><td><code>{escape(short_name(t.test))}</code>{tag}</td>"
-            f"<td>{escape(t.exercise)}</td><td class='points'>{t.failed}</td>"
+            f"<tr><td>{test_name(t.test, short_name(t.test))}{tag}{cases}</td>"
+            f"<td>{escape(t.exercise)}</td>"
+            f'<td><div class="meter">{bar(t.failed / students, "none")}'
+            f"<span>{t.failed}</span></div></td>"
             f'<td class="reasons">{reasons}</td></tr>'
         )
     head = (
-        "<tr><th>Test</th><th>Exercise</th><th>Students it fails for</th>"
-        "<th>Most common reasons (students)</th></tr>"
+        '<tr><th>Test (its cases that fail most)</th><th>Exercise</th><th class="bars">'
+        "Students it fails for</th><th>Most common reasons (students)</th></tr>"
     )
     return f'<section class="card scroll"><table>{head}{"".join(rows)}</table></section>'
 
@@ -402,16 +573,14 @@ def started_table(started: list[StartedExercise]) -> str:
     """One row per exercise started but not finished: who, and the tests they fail most."""
     rows = []
     for s in started:
-        names = ", ".join(escape(shown(name)) for name in s.students[:LISTED_STUDENTS])
-        if len(s.students) > LISTED_STUDENTS:
-            names += f" and {len(s.students) - LISTED_STUDENTS} more"
         tests = "".join(
-            f"<div>{count} &times; <code>{escape(short_name(test))}</code></div>"
+            f"<div>{count} &times; {test_name(test, short_name(test))}</div>"
             for test, count in s.tests
         )
         rows.append(
             f"<tr><td>{escape(s.id)} {escape(s.title)}</td><td class='points'>"
-            f"{len(s.students)}</td><td>{names}</td><td class='reasons'>{tests}</td></tr>"
+            f"{len(s.students)}</td><td>{named(s.students)}</td>"
+            f"<td class='reasons'>{tests}</td></tr>"
         )
     head = "<tr><th>Exercise</th><th>Students</th><th>Who</th><th>Tests they fail most</th></tr>"
     return f'<section class="card scroll"><table>{head}{"".join(rows)}</table></section>'
@@ -461,41 +630,37 @@ def class_report_html(
     if not rows:
         return page(title, f"{heading}<p>No results.json found.</p>")
     totals, most = scores(rows), most_points(rows)
-    summaries, failing = exercise_summaries(rows), failing_tests(rows)
-    started = started_exercises(rows)
+    failing, problems, started = (
+        failing_tests(rows),
+        ungraded_modules(rows),
+        started_exercises(rows),
+    )
     parts = [
         heading,
         numbers_part(totals, most),
         "<h2>Scores</h2>",
         figure_card(distribution_plot(totals, most), "Students per score, in ten bins."),
-        "<h2>Exercises</h2>",
-        figure_card(
-            exercise_plot(summaries),
-            "Per exercise: the mean score as a share of its points, and the share of "
-            "students with all its points.",
-        ),
-        exercise_table(summaries),
+        "<h2>Exercises by chapter</h2>",
+        "<p class='caption'>The mean score is over the students whose module was graded.</p>",
+        exercises_part(exercise_summaries(rows)),
+        "<h2>Modules not graded</h2>",
+        modules_table(problems)
+        if problems
+        else "<p>Every module was graded for every student.</p>",
         "<h2>Tests that fail most</h2>",
     ]
     if failing:
         parts += [
-            figure_card(
-                failing_plot(failing),
-                "First by the students a test fails for other than by an unfinished exercise; "
-                "hidden tests included.",
-            ),
-            failing_table(failing),
+            "<p class='caption'>Hidden tests included. Only a test's own failures count: a "
+            "module not graded is counted once above, and an exercise that still raises "
+            "NotImplementedError as not started.</p>",
+            failing_table(failing, len(rows)),
         ]
     else:
-        parts.append("<p>Every test passed for every student.</p>")
+        parts.append("<p>No test failed for what a student's code does.</p>")
     parts.append("<h2>Started, not finished</h2>")
     if started:
-        parts += [
-            figure_card(
-                started_plot(started), "Students with some but not all of an exercise's points."
-            ),
-            started_table(started),
-        ]
+        parts.append(started_table(started))
     else:
         parts.append("<p>No student has some but not all of an exercise's points.</p>")
     parts += ["<h2>Students</h2>", students_table(rows, grades, out)]
