@@ -31,7 +31,7 @@ The instructor's course tools (the learner's are `tenxor check` and `tenxor draw
   tenxor-instructor merge OUT SHARD... join shard outputs (grade --shard K/N) into one
   tenxor-instructor export GRADES --canvas ROSTER.csv
                                        the grades as Canvas's gradebook imports them
-  tenxor-instructor report GRADES      the class report: plots of where the class is stuck
+  tenxor-instructor report GRADES      the class report: where the class is stuck
   tenxor-instructor autograder         write autograder.zip for Gradescope
 
 Run `tenxor-instructor COMMAND --help` for the options of a command.
@@ -455,13 +455,17 @@ def add_report(commands: Any) -> None:
     """The `report` command: the class report."""
     report = commands.add_parser(
         "report",
-        help="write the class report: plots of scores, exercises and failing tests",
+        help="write the class report: scores, exercises by chapter, modules not graded, "
+        "failing tests",
         description=(
-            "Read every GRADES/<student>/results.json and write one self-contained HTML page "
-            "(plots drawn with matplotlib, inlined as SVG): the distribution of scores, each "
-            "exercise's mean score and share of students done, the tests that fail most with "
-            "their most common reasons (hidden tests included) and the exercises started but "
-            "not finished. Needs the report extra: pip install 'tenxor[report]'."
+            "Read every GRADES/<student>/results.json and write one self-contained HTML page: "
+            "the distribution of scores (drawn with matplotlib, inlined as SVG), each "
+            "chapter's exercises with their mean score and how many students are done, "
+            "started, not started or had their module not graded, the modules not graded "
+            "(each once, with its students and why), the tests that fail most for what the "
+            "students' code does with their most common reasons (hidden tests included) and "
+            "the exercises started but not finished. Needs the report extra: "
+            "pip install 'tenxor[report]'."
         ),
     )
     report.add_argument("grades", type=Path, help="a grading output folder")

@@ -40,7 +40,7 @@ LISTED_CASES = 3  # the cases of a test function that fail for the most students
 LISTED_STUDENTS = 30  # students named per exercise started but not finished, or module
 REASON_CHARS = 240  # a reason longer than this is shown cut, in full on hover
 LOCATION = re.compile(r"\s*\([^()]*\.py:\d+[^()]*\)$")  # "(storage.py:42 in numel)" ending a reason
-COLOURS = {"done": "#2e8b57", "partly": "#e0a526", "none": "#c8553d", "ink": "#1d2330"}
+COLOURS = {"done": "#2e8b57", "ink": "#1d2330"}  # the distribution plot's
 # Where a student is with an exercise, in the order of its bar, with the class of its colour.
 STATUSES = {"done": "done", "started": "partly", "no points": "none",
             "not started": "unstarted", "not graded": "ungraded"}  # fmt: skip
