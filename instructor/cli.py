@@ -247,13 +247,10 @@ def write_report(grades: Path, out: Path | None, command: str) -> int:
 
 def command_autograder(arguments: argparse.Namespace) -> int:
     from .grading.autograder import write_autograder
+    from .grading.wheels import Target
 
-    pip_options = []
-    if arguments.python_version:
-        pip_options += ["--python-version", arguments.python_version]
-    if arguments.platform:
-        pip_options += ["--platform", arguments.platform]
-    names = write_autograder(root_of(arguments), arguments.out, pip_options)
+    target = Target(arguments.python_version, tuple(arguments.platform or ()))
+    names = write_autograder(root_of(arguments), arguments.out, target)  # IncompleteWheels
     wheels = sum(name.startswith("wheels/") for name in names)
     print(f"Wrote {arguments.out}: the course, setup.sh, run_autograder and {wheels} wheels.")
     print("Upload it as the autograder of a Gradescope assignment (Configure Autograder).")
@@ -482,14 +479,21 @@ def add_autograder(commands: Any) -> None:
             "Write the zip to upload as a Gradescope autograder: setup.sh, run_autograder, the "
             "course with its hidden tests, and a wheel of every package the grader installs, "
             "so that setup.sh needs no package index. The wheels are for this Python and "
-            "platform unless --python-version and --platform name Gradescope's."
+            "platform unless --python-version and --platform name Gradescope's; the build "
+            "refuses a set of wheels that lacks a requirement of that Python."
         ),
     )
     autograder.add_argument(
         "--out", type=Path, default=Path("autograder.zip"), help="default: autograder.zip"
     )
     autograder.add_argument("--python-version", metavar="X.Y", help="e.g. 3.10")
-    autograder.add_argument("--platform", metavar="TAG", help="e.g. manylinux2014_x86_64")
+    autograder.add_argument(
+        "--platform",
+        metavar="TAG",
+        action="append",
+        help="a wheel platform tag the target accepts, e.g. manylinux_2_28_x86_64; repeat it "
+        "for every kind of wheel the target accepts (pip's --platform)",
+    )
     course_option(autograder)
     autograder.set_defaults(run=command_autograder)
 

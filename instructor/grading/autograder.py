@@ -12,6 +12,7 @@ for each submission, which grades /autograder/submission into /autograder/result
 
 from __future__ import annotations
 
+import itertools
 import stat
 import subprocess
 import sys
@@ -19,7 +20,18 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from packaging.requirements import Requirement
+
 from instructor.authoring.release import LOCAL_ONLY, course_files, write_tree
+from instructor.grading.wheels import (
+    IncompleteWheels,
+    Target,
+    applies,
+    marker_environment,
+    missing_requirements,
+    pip_options,
+    without_marker,
+)
 from tenxor.course.catalog import TOOLING_TESTS
 
 # What grading does not need: the notebooks, pictures, benchmarks and CI of the course.
@@ -77,15 +89,36 @@ def requirements(course: Path) -> list[str]:
     )
 
 
-def download_wheels(course: Path, folder: Path, pip_options: list[str]) -> list[Path]:
-    """Download a wheel of every requirement (and of what they need) into `folder`; the
-    wheels. `pip_options` choose another target, e.g. ["--python-version", "3.10"]."""
+def download_wheels(wanted: list[str], folder: Path, target: Target) -> list[Path]:
+    """Download a wheel for `target` of every requirement in `wanted` (and of what pip finds
+    they need) into `folder`; the wheels."""
     command = [sys.executable, "-m", "pip", "download", "--quiet", "--only-binary=:all:"]
-    command += ["--dest", str(folder), *pip_options, *requirements(course)]
+    command += ["--dest", str(folder), *pip_options(target), *wanted]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise OSError(f"pip could not download the wheels: {done.stderr.strip()[-2000:]}")
     return sorted(folder.glob("*.whl"))
+
+
+def target_wheels(course: Path, scratch: Path, target: Target) -> list[Path]:
+    """A wheel for `target` of every requirement of the course and of all they need there,
+    downloaded into a folder of `scratch`; IncompleteWheels when pip leaves one out.
+
+    pip evaluates the markers of what the wheels require for the Python running it: what
+    the target needs beyond that is asked of pip by name, until the set is complete."""
+    environment = marker_environment(target)
+    wanted = [text for text in requirements(course) if applies(Requirement(text), environment)]
+    asked = [without_marker(Requirement(text)) for text in wanted]
+    for attempt in itertools.count():
+        wheels = download_wheels(asked, scratch / f"wheels-{attempt}", target)
+        missing = missing_requirements(wheels, wanted, environment)
+        more = {without_marker(Requirement(item.requirement)) for item in missing} - set(asked)
+        if not more:
+            break
+        asked += sorted(more)
+    if missing:
+        raise IncompleteWheels(missing, target)
+    return wheels
 
 
 def add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
@@ -96,11 +129,15 @@ def add_script(archive: zipfile.ZipFile, name: str, text: str) -> None:
     archive.writestr(info, text)
 
 
-def write_autograder(course: Path, out: Path, pip_options: list[str] = ()) -> list[str]:
-    """Write Gradescope's autograder zip for the course at `course` to `out`; the names in it."""
+THIS_PYTHON = Target()  # wheels for the Python and platform that build the zip
+
+
+def write_autograder(course: Path, out: Path, target: Target = THIS_PYTHON) -> list[str]:
+    """Write Gradescope's autograder zip for the course at `course` to `out`, its wheels for
+    `target` (by default this Python and platform); the names in it."""
     course, out = course.resolve(), out.resolve()
     with tempfile.TemporaryDirectory(prefix="tenxor-autograder-") as scratch:
-        wheels = download_wheels(course, Path(scratch) / "wheels", list(pip_options))
+        wheels = target_wheels(course, Path(scratch), target)
         install = Path(scratch) / "install"  # what setup.sh installs: no solution in it
         written = write_tree(course, install, (*NOT_NEEDED_FOR_GRADING, "tests"))
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,7 @@ SLOWEST_FIRST = (
     "test_grading_runs.py",
     "test_grading.py",
     "test_autograder.py",
+    "test_autograder_targets.py",
     "test_check.py",
     "test_trust.py",
     "test_after_grading.py",

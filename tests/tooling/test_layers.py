@@ -66,7 +66,8 @@ WRITTEN_LAYERS: Layers = [
      "instructor.sandbox.machine"),
     ("instructor.sandbox.interface",),  # all that grading may import of the sandbox
     # grading: from the judge's plugin to the class report
-    ("instructor.grading.replay", "instructor.grading.credit", "instructor.grading.spreadsheet"),
+    ("instructor.grading.replay", "instructor.grading.credit", "instructor.grading.spreadsheet",
+     "instructor.grading.wheels"),
     ("instructor.grading.judge", "instructor.grading.autograder"),
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades
