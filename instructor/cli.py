@@ -187,10 +187,14 @@ def command_export(arguments: argparse.Namespace) -> int:
         raise SystemExit(f"tenxor-instructor export: cannot write {out}: {error}") from None
     print(f"Canvas gradebook import: {out} ({len(roster) - len(export.not_graded)} grades)")
     if export.not_in_roster:
-        names = ", ".join(map(shown, export.not_in_roster))
-        print(f"Graded but in no roster row (not exported): {names}")
+        print(f"Graded but in no roster row (not exported): {len(export.not_in_roster)}")
+        for student in export.not_in_roster:
+            closest = export.closest.get(student)
+            print(f"  {shown(student)}" + (f"  (closest roster row: {closest})" if closest else ""))
     if export.not_graded:
-        print(f"In the roster but not graded (left empty): {', '.join(export.not_graded)}")
+        print(f"In the roster but not graded (left empty): {len(export.not_graded)}")
+        for name in export.not_graded:
+            print(f"  {shown(name)}")
     return 1 if export.not_in_roster else 0
 
 

@@ -2,10 +2,15 @@
 
 Canvas exports its gradebook as a CSV (the roster): one row per student with the columns
 Student, ID, SIS User ID, SIS Login ID and Section, then one column per assignment, and a
-second row "Points Possible". It imports a file of the same shape. Each graded student (named
-after their submission folder) is matched to a roster row by SIS Login ID, SIS User ID, ID or
-name, in that order and ignoring case; a graded student matched by no row, and a roster row
-matched by no graded student, are both reported, never dropped in silence.
+second row "Points Possible". It imports a file of the same shape. Canvas writes a student's
+name "Last, First"; submission folders are usually named "First Last". Each graded student
+(named after their submission folder) is matched to a roster row by SIS Login ID, SIS User ID,
+ID or name, the first of these that matches any row deciding, with Unicode normalised (NFC,
+so a folder name in macOS's decomposed form matches), case folded and spaces collapsed; a
+name matches as "Last, First" and as "First Last". A graded student that matches two rows, and
+two graded students that match one row, are refused; a graded student matched by no row (with
+the roster row closest to it), and a roster row matched by no graded student, are both
+reported, never dropped in silence.
 
     export = canvas_export(recorded_results(Path("grades")), read_roster(Path("roster.csv")))
 """
@@ -13,6 +18,8 @@ matched by no graded student, are both reported, never dropped in silence.
 from __future__ import annotations
 
 import csv
+import difflib
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +42,7 @@ class CanvasExport:
 
     text: str
     not_in_roster: list[str] = field(default_factory=list)  # graded, matched by no row
+    closest: dict[str, str] = field(default_factory=dict)  # each of those -> the closest row
     not_graded: list[str] = field(default_factory=list)  # roster rows with no grade
 
 
@@ -52,14 +60,68 @@ def read_roster(path: Path) -> list[dict[str, str]]:
     return [{column: (row[column] or "").strip() for column in IDENTITY} for row in rows]
 
 
+def folded(text: str) -> str:
+    """`text` as names and ids are compared: NFC, case folded, spaces collapsed.
+
+    >>> folded("  Zoe\u0308   LEE ") == folded("zoë lee")
+    True
+    """
+    return " ".join(unicodedata.normalize("NFC", text).casefold().split())
+
+
+def name_key(name: str) -> str:
+    """A name in the order "First Last", folded: Canvas's "Last, First" and a folder's
+    "First Last" give the same key.
+
+    >>> name_key("Lovelace, Ada") == name_key("ada lovelace")
+    True
+    """
+    last, comma, first = name.partition(",")
+    return folded(f"{first} {last}" if comma else name)
+
+
+def keys_of(row: dict[str, str], column: str) -> set[str]:
+    """What a student must be named to match a roster row by one column."""
+    if not row[column]:
+        return set()
+    if column == "Student":
+        return {folded(row[column]), name_key(row[column])}
+    return {folded(row[column])}
+
+
 def roster_row_of(student: str, roster: list[dict[str, str]]) -> int | None:
-    """The position of the roster row that names `student`, or None."""
-    wanted = student.strip().casefold()
+    """The position of the roster row that names `student`, or None; RosterError when the
+    first column that matches any row matches several."""
+    wanted = {folded(student), name_key(student)}
     for column in MATCHED_BY:
-        for position, row in enumerate(roster):
-            if row[column] and row[column].casefold() == wanted:
-                return position
+        found = [position for position, row in enumerate(roster) if wanted & keys_of(row, column)]
+        if len(found) > 1:
+            rows = "; ".join(row_in_words(roster[position]) for position in found)
+            raise RosterError(
+                f"{student} matches {len(found)} roster rows by {column}: {rows}; rename the "
+                "submission folder after the student's SIS Login ID"
+            )
+        if found:
+            return found[0]
     return None
+
+
+def row_in_words(row: dict[str, str]) -> str:
+    """A roster row as a TA finds it in Canvas: its name and ids."""
+    ids = ", ".join(f"{column} {row[column]}" for column in IDENTITY[1:4] if row[column])
+    return f"{row['Student']!r} ({ids})" if ids else repr(row["Student"])
+
+
+def closest_row(student: str, roster: list[dict[str, str]]) -> str:
+    """The roster row whose name or ids are most like `student`, in words ("" for none)."""
+    wanted = name_key(student)
+
+    def likeness(row: dict[str, str]) -> float:
+        keys = set().union(*(keys_of(row, column) for column in MATCHED_BY))
+        return max((difflib.SequenceMatcher(None, wanted, key).ratio() for key in keys), default=0)
+
+    best = max(roster, key=likeness, default=None)
+    return row_in_words(best) if best is not None else ""
 
 
 def canvas_export(
@@ -74,6 +136,7 @@ def canvas_export(
         position = roster_row_of(student, roster)
         if position is None:
             export.not_in_roster.append(student)
+            export.closest[student] = closest_row(student, roster)
         elif position in scores:
             raise RosterError(
                 f"{student} and another graded student both match the roster's row of "

@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import sys
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,6 +54,9 @@ PUBLIC_TEST = "tests/test_storage.py"  # where the tests of exercise 1.1 are
 PROGRESS = re.compile(r"\] \d+/\d+ +\d+ s, (?:about \d+ (?:s|min) left|done)  (\S+): ")
 TIMING = ("graded_at",)  # gradebook columns that say when, not what
 ROSTER = Path(__file__).with_name("canvas_roster.csv")
+# A roster as Canvas exports it: names "Last, First", accents, a one-word name, Canvas's test
+# student.
+NAMES_ROSTER = Path(__file__).with_name("canvas_roster_names.csv")
 README = Path(__file__).resolve().parents[2] / "README.md"
 # Short limits, as tenxor-instructor grade sets them: a job script grades with these too.
 LIMITS = replace(GRADING_LIMITS, call_cpu_seconds=1.0, exercise_cpu_seconds=2.0, memory_mb=1024)
@@ -522,6 +526,66 @@ def test_the_canvas_export_matches_the_roster_and_reports_who_is_missing():
     assert export.not_in_roster == ["nobody"] and export.not_graded == ["Zhou, Min"]
 
 
+def nfd(text: str) -> str:
+    """`text` in Unicode's decomposed form, as macOS names folders."""
+    return unicodedata.normalize("NFD", text)
+
+
+def test_students_match_canvas_rows_written_last_first_whatever_the_unicode_form_or_case():
+    """Folders named "First Last" (in any case, decomposed or not) or "Last, First", or after
+    a login or SIS id, each match their row of a roster Canvas wrote as "Last, First"."""
+    folders = {
+        "Ada Lovelace": 7,  # "First Last" against "Lovelace, Ada"
+        nfd("Zoë Lee"): 8,  # decomposed, as macOS names folders
+        "JOSÉ LUIS GARCÍA MÁRQUEZ": 9,  # case and a two-word last name
+        "O'Neil, Cathy": 6,  # written as Canvas writes it
+        "ngozi": 5,  # a one-word name
+    }
+    assert nfd("Zoë") != "Zoë", "the folder name must really be decomposed"
+    export = canvas_export(results_of(folders), read_roster(NAMES_ROSTER), "tenxor")
+    rows = read_back(export.text)
+    scores = {row[0]: row[5] for row in rows[2:]}
+    assert scores == {
+        "Lovelace, Ada": "7", "Lee, Zoë": "8", "García Márquez, José Luis": "9",
+        "O'Neil, Cathy": "6", "Ngozi": "5", "Student, Test": "",
+    }, scores  # fmt: skip
+    assert export.not_in_roster == [] and export.not_graded == ["Student, Test"]
+
+
+def test_two_students_on_one_row_or_one_student_on_two_rows_are_refused(tmp_path):
+    roster = read_roster(NAMES_ROSTER)
+    with pytest.raises(RosterError) as refused:
+        canvas_export(results_of({"Zoë Lee": 1, "zlee": 2}), roster)
+    assert "'Lee, Zoë'" in str(refused.value) and "zlee" in str(refused.value), refused.value
+    twins = tmp_path / "twins.csv"
+    text = NAMES_ROSTER.read_text(encoding="utf-8")
+    twins.write_text(text + '"Lee, Zoë",2007,S1007,zlee2,Section C,,,\n', encoding="utf-8")
+    with pytest.raises(RosterError) as refused:
+        canvas_export(results_of({"Zoë Lee": 1}), read_roster(twins))
+    said = str(refused.value)
+    assert "2 roster rows" in said and "S1002" in said and "S1007" in said, said
+
+
+def test_the_export_command_lists_each_unmatched_student_on_a_line_with_the_closest_row(
+    tmp_path, capsys
+):
+    """Names hold commas: each unmatched student has a line of their own, with the roster row
+    most like them; so has each roster row left ungraded."""
+    grades = tmp_path / "grades"
+    batch = Batch({}, grades)
+    for student in ("Ada Lovelace", "Lee, Zoey", "Cathy ONeil"):
+        batch.write_results(student, {"score": 1, "extra_data": {"max_score": 2, "exercises": {}}})
+    code = main(["export", str(grades), "--canvas", str(NAMES_ROSTER)])
+    said = capsys.readouterr().out.splitlines()
+    assert code == 1, said
+    start = said.index("Graded but in no roster row (not exported): 2")
+    assert said[start + 1].startswith('  Cathy ONeil  (closest roster row: "O\'Neil, Cathy"'), said
+    assert said[start + 2].startswith("  Lee, Zoey  (closest roster row: 'Lee, Zoë'"), said
+    start = said.index("In the roster but not graded (left empty): 5")
+    ungraded = ["Lee, Zoë", "García Márquez, José Luis", "O'Neil, Cathy", "Ngozi", "Student, Test"]
+    assert said[start + 1 : start + 6] == [f"  {name}" for name in ungraded], said
+
+
 def read_back(text: str) -> list[list[str]]:
     """The cells of a CSV text; none may start a formula (else the test fails naming it)."""
     rows = list(csv.reader(io.StringIO(text)))
@@ -535,7 +599,7 @@ def read_back(text: str) -> list[list[str]]:
         st.text(st.characters(blacklist_categories=["Cs"]), min_size=1),
         min_size=1,
         max_size=4,
-        unique_by=lambda name: name.strip().casefold(),
+        unique_by=lambda name: " ".join(unicodedata.normalize("NFC", name).casefold().split()),
     ),
     section=st.sampled_from(["=1+1", "+SUM(1,2)", "-2", "@SUM(1,2)", "\t=1", "\r=1", "A"]),
 )
@@ -578,8 +642,9 @@ def test_the_export_command_writes_canvas_csv_from_a_grading_output(tmp_path, ca
     code = main(["export", str(grades), "--canvas", str(ROSTER)])
     said = capsys.readouterr().out
     assert code == 1, "a graded student missing from the roster makes the command fail"
-    assert "Graded but in no roster row (not exported): stranger" in said
-    assert "In the roster but not graded (left empty): Okafor, Cleo, Shah, Dev, Zhou, Min" in said
+    assert "Graded but in no roster row (not exported): 1\n  stranger  (closest roster row:" in said
+    lines = said.split("In the roster but not graded (left empty): 3\n")[1].splitlines()
+    assert lines[:3] == ["  Okafor, Cleo", "  Shah, Dev", "  Zhou, Min"], said
     with (grades / "canvas.csv").open(encoding="utf-8") as stream:
         rows = list(csv.reader(stream))
     assert {row[3]: row[5] for row in rows[2:]} == {
