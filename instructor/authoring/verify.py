@@ -303,6 +303,11 @@ def gate_catalog(root: Path, reference: Run) -> Gate:
     return gate
 
 
+# The kernel's own log keeps to errors: its warnings (that it talks over TCP on this machine)
+# are no finding of verify's, and would bury its findings.
+KERNEL_QUIET = ["--IPKernelApp.log_level=ERROR"]
+
+
 def first_check_cell(document: Any) -> int | None:
     """The position of a notebook's first cell that calls check(), if any."""
     for position, cell in enumerate(document.cells):
@@ -322,7 +327,9 @@ def execute_notebook(notebook: Path, tree: Path) -> tuple[Any, Any]:
     document = nbformat.read(notebook, as_version=4)
     setup = ISOLATE.replace("sys.argv.pop(1)", repr(str(tree)))
     document.cells.insert(0, nbformat.v4.new_code_cell(setup))
-    client = NotebookClient(document, timeout=120, kernel_name="python3")
+    client = NotebookClient(
+        document, timeout=120, kernel_name="python3", extra_arguments=KERNEL_QUIET
+    )
     client.resources = {"metadata": {"path": str(notebook.parent)}}
     try:
         client.execute()

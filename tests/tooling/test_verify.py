@@ -102,7 +102,8 @@ def notebook(path: Path, *sources: str) -> None:
     nbformat.write(document, path)
 
 
-def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_path):
+def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_path, capfd):
+    """...and prints nothing but its own findings: not the log of the kernels it starts."""
     course = copy_of_course(tmp_path / "course")
     notebook(
         course / "notebooks" / "01_storage.ipynb",
@@ -133,6 +134,8 @@ def test_the_notebook_gate_accepts_unfinished_exercises_and_nothing_else(tmp_pat
     assert len(gate.problems) == 1
     assert gate.problems[0].startswith("notebooks/02_strides.ipynb: a cell raised something else")
     assert gate.problems[0].endswith("ZeroDivisionError: division by zero")
+    printed = "".join(capfd.readouterr())
+    assert "[IPKernelApp]" not in printed, f"the kernels' log reached verify's output: {printed}"
 
 
 def test_creating_printing_listing_and_copying_need_no_exercise(tmp_path):
