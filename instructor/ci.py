@@ -9,6 +9,7 @@ Debian packages some tests need (SYSTEM_PACKAGES). It needs only the standard li
 runs before anything is installed.
 
     python3 -m instructor.ci                 # everything, as CI runs it
+    python3 -m instructor.ci --set-up        # only set up .venv, and say what to run next
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import threading
 from pathlib import Path
 
 import course  # the learner's bootstrap, course.py, at the top of the tree (the current folder)
-from instructor.entry_points import CLI
+from instructor.entry_points import CI, CLI
 
 ROOT = Path(course.__file__).resolve().parent
 
@@ -142,8 +143,26 @@ def run_beside_the_tooling(steps: list[list[str]]) -> int:
     return next((code for code in codes if code != 0), tooling)
 
 
-def main() -> int:
-    """Set up, compile, lint, then verify and the notebooks beside the tooling's tests."""
+NEXT_STEPS = f"""\
+The instructor's tree is set up: .venv holds tenxor with the dev extra. From this folder:
+  .venv/bin/tenxor-instructor --help                    every command of the instructor's
+  .venv/bin/tenxor-instructor verify                    prove every exercise is graded
+  .venv/bin/tenxor-instructor release ../tenxor-course  the student release to hand out
+  python3 -m {CI:<41} everything CI runs (about 9 minutes)
+A term step by step is in README.md, under "A term, step by step"."""
+USAGE = f"usage: python3 -m {CI} [--set-up]"
+
+
+def main(argv: list[str]) -> int:
+    """Set up, compile, lint, then verify and the notebooks beside the tooling's tests; with
+    --set-up, only set up (.venv with the `dev` extra) and say what to run next."""
+    if argv == ["--set-up"]:
+        course.set_up(EXTRA)
+        print(NEXT_STEPS)
+        return 0
+    if argv:
+        print(USAGE)
+        return 2
     set_up()
     compile_course()
     if lint() != 0:
@@ -154,4 +173,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -26,6 +26,8 @@ The instructor's course tools (the learner's are `tenxor check` and `tenxor draw
   tenxor-instructor release --solutions FOLDER
                                        the solutions release, for after the deadline
   tenxor-instructor verify             run the gates that prove every exercise is graded
+  tenxor-instructor collect ZIP --out DIR
+                                       Canvas's download of submissions, a folder per student
   tenxor-instructor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
   tenxor-instructor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
   tenxor-instructor merge OUT SHARD... join shard outputs (grade --shard K/N) into one
@@ -167,6 +169,26 @@ def command_merge(arguments: argparse.Namespace) -> int:
         print(f"Partial: {'; '.join(merged.missing)}.")
         print(f"Not in {arguments.out}: {len(merged.not_merged)} students of the batch.")
     return write_report(arguments.out.resolve(), None, "merge")
+
+
+def command_collect(arguments: argparse.Namespace) -> int:
+    from .grading.collect import CollectError, collect
+
+    try:
+        collected = collect(arguments.download, arguments.out)
+    except CollectError as error:
+        raise SystemExit(f"tenxor-instructor collect: {error}") from None
+    print(f"{len(collected.students)} students in {arguments.out}, a folder each named after "
+          "their Canvas user id (the roster's ID column)")  # fmt: skip
+    if collected.late:
+        print(f"Late (Canvas marked them LATE): {len(collected.late)}")
+        for user in collected.late:
+            print(f"  {user} ({collected.names[user]})")
+    if collected.left_out:
+        print(f"Left out: {len(collected.left_out)}")
+        for line in collected.left_out:
+            print(f"  {line}")
+    return 0
 
 
 def command_export(arguments: argparse.Namespace) -> int:
@@ -431,6 +453,20 @@ def add_export(commands: Any) -> None:
     export.set_defaults(run=command_export)
 
 
+def add_collect(commands: Any) -> None:
+    """The `collect` command: Canvas's download of submissions, a folder per student."""
+    collect = commands.add_parser(
+        "collect", help="turn Canvas's download of submissions into a folder per student"
+    )
+    collect.add_argument(
+        "download", type=Path, help="Canvas's submissions.zip (Download Submissions), or its folder"
+    )
+    collect.add_argument(
+        "--out", type=Path, required=True, help="the folder to write (must not exist yet)"
+    )
+    collect.set_defaults(run=command_collect)
+
+
 def add_verify(commands: Any) -> None:
     """The `verify` command: the gates that prove every exercise is graded."""
     verify = commands.add_parser("verify", help="run the gates that prove every exercise is graded")
@@ -510,8 +546,8 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawTextHelpFormatter,
     )
     commands = top.add_subparsers(dest="command", metavar="COMMAND")
-    for add in (add_release, add_grade, add_merge, add_export, add_verify, add_report,
-                add_autograder):  # fmt: skip
+    for add in (add_release, add_grade, add_collect, add_merge, add_export, add_verify,
+                add_report, add_autograder):  # fmt: skip
         add(commands)
     return top
 

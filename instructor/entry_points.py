@@ -13,6 +13,7 @@ EXPOSURE = "instructor.sandbox.exposure"  # checks, as a worker's user, what it 
 JUDGE = "instructor.grading.judge"  # the pytest plugin that decides every result of grading
 PROBE = "instructor.authoring.probe"  # the pytest plugin verify probes the stubbed package with
 CLI = "instructor.cli"  # the `tenxor-instructor` command
+CI = "instructor.ci"  # the instructor's test run, and the instructor's set-up
 
 
 def boot_script(module: str) -> str:

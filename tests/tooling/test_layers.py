@@ -76,7 +76,8 @@ WRITTEN_LAYERS: Layers = [
     ("instructor.grading.judge_run", "instructor.grading.gradescope"),
     ("instructor.grading.student_report",),  # a student's report.html, from their results
     ("instructor.grading.batch",),
-    ("instructor.grading.merge", "instructor.grading.canvas"),  # after a batch: join, export
+    ("instructor.grading.merge", "instructor.grading.canvas",  # after a batch: join, export
+     "instructor.grading.collect"),  # and before one: Canvas's download, a folder per student
     ("instructor.grading",),
     ("instructor.grading.class_report",),  # the class report, from every results.json
     ("instructor.cli", "instructor.ci"),  # the tenxor-instructor command; the test run
