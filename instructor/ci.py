@@ -148,7 +148,7 @@ The instructor's tree is set up: .venv holds tenxor with the dev extra. From thi
   .venv/bin/tenxor-instructor --help                    every command of the instructor's
   .venv/bin/tenxor-instructor verify                    prove every exercise is graded
   .venv/bin/tenxor-instructor release ../tenxor-course  the student release to hand out
-  python3 -m {CI:<41} everything CI runs (about 9 minutes)
+  python3 -m {CI:<42} everything CI runs (about 9 minutes)
 A term step by step is in README.md, under "A term, step by step"."""
 USAGE = f"usage: python3 -m {CI} [--set-up]"
 

@@ -1,0 +1,76 @@
+"""The instructor's set-up runs no test, and the README's term guide uses only commands and
+options that exist: each of its command lines parses with the real tenxor-instructor parser."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+import course
+from instructor import ci
+from instructor.cli import parser
+
+pytestmark = pytest.mark.provided
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+COMMAND = re.compile(r"^\s*(?:\.venv/bin/)?tenxor-instructor (?P<arguments>.+)$")
+
+
+def section(title: str) -> str:
+    """The README's section under the heading `### title`, up to the next heading of its kind."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n### {title}\n")
+    end = text.index("\n### ", start + 1)
+    return text[start:end]
+
+
+def command_lines(text: str) -> list[list[str]]:
+    """The arguments of every `tenxor-instructor ...` line of the code blocks of `text`."""
+    blocks = re.findall(r"```\n(.*?)```", text, flags=re.DOTALL)
+    found = []
+    for line in "\n".join(blocks).splitlines():
+        match = COMMAND.match(line)
+        if match:
+            arguments = match["arguments"].split("  ")[0]  # a comment may follow two spaces
+            found.append(shlex.split(arguments))
+    return found
+
+
+def test_every_command_of_the_term_guide_exists_with_its_options():
+    commands = command_lines(section("A term, step by step"))
+    used = {arguments[0] for arguments in commands}
+    expected = {"verify", "release", "autograder", "collect", "grade", "report", "export"}
+    assert used >= expected, f"the guide's commands {sorted(used)} lack {expected - used}"
+    for arguments in commands:
+        try:
+            parser().parse_args(arguments)
+        except SystemExit:
+            pytest.fail(f"the guide's `tenxor-instructor {shlex.join(arguments)}` does not parse")
+
+
+def test_the_set_up_installs_the_instructors_extra_runs_no_test_and_says_what_next(
+    monkeypatch, capsys
+):
+    installed: list[str] = []
+    monkeypatch.setattr(course, "set_up", installed.append)
+
+    def ran(*args, **kwargs):
+        raise AssertionError(f"the set-up ran {args}")
+
+    monkeypatch.setattr(course, "run", ran)
+    monkeypatch.setattr(ci.subprocess, "run", ran)
+    monkeypatch.setattr(ci.subprocess, "Popen", ran)
+    assert ci.main(["--set-up"]) == 0
+    said = capsys.readouterr().out
+    assert installed == [ci.EXTRA] == ["dev"], installed
+    named = command_lines(f"```\n{said}\n```")
+    assert ["--help"] in named and ["verify"] in named, named
+    for arguments in named:
+        if arguments != ["--help"]:
+            parser().parse_args(arguments)  # each command it names exists
+    assert "tenxor-instructor verify" in said and "A term, step by step" in said, said
+    assert "python3 -m instructor.ci --set-up" in section("Set up"), "README names the set-up"
+    assert ci.main(["--nonsense"]) == 2 and not installed[1:]
