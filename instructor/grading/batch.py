@@ -320,6 +320,7 @@ class Batch:
         self.submissions = self.accepted(submissions)
         self.record = self.read_record()
         self.rows: dict[str, dict[str, Any]] = {}  # student -> the results written
+        self.others: dict[str, dict[str, Any]] = {}  # graded into the output before, not now
         self.graded: list[str] = []  # the exercises graded, in the catalog's order
 
     def accepted(self, submissions: dict[str, Path]) -> dict[str, Path]:
@@ -359,6 +360,7 @@ class Batch:
         run cut short; the submissions still to grade."""
         self.graded = sorted(set(expected.values()), key=list(BY_ID).index)
         self.tests = exercise_tests(self.root, expected) if self.root else {}
+        self.others = {} if self.single else self.graded_before_elsewhere()
         for leftover in unfinished_writes(self.output):
             leftover.unlink()
         pending, changes = {}, Counter()
@@ -385,6 +387,26 @@ class Batch:
                 + (f" ({why})." if pending and why else ".")
             )
         return pending
+
+    def graded_before_elsewhere(self) -> dict[str, dict[str, Any]]:
+        """The results of the students graded into the output before who are not in this
+        batch (the class, when a late submission is graded alone), as grading recorded writing
+        them, for the gradebook; those graded on other exercises, or whose results file
+        changed since, are said and left out."""
+        kept, left_out = {}, []
+        for student in sorted(set(self.record) - set(self.submissions) - set(self.refused)):
+            results = self.earlier_results(student) or {}
+            exercises = results.get("extra_data", {}).get("exercises", {})
+            if sorted(exercises) == sorted(self.graded):
+                kept[student] = results
+            else:
+                left_out.append(shown(student))
+        if left_out:
+            self.report(
+                f"Left out of the gradebook: {', '.join(left_out)}, graded into {self.output} "
+                "before on other exercises, or whose results file changed since."
+            )
+        return kept
 
     def earlier_results(self, student: str) -> dict[str, Any] | None:
         """The results file of a student as grading recorded writing it, if there is one."""
@@ -455,8 +477,10 @@ class Batch:
             write_atomically(report, report_html(results, shown(student)))
 
     def write_gradebook(self) -> Path:
+        """The gradebook of the students of the batch and of those graded into the output
+        before (export and the class report read them all too)."""
         gradebook = self.output / GRADEBOOK
-        write_atomically(gradebook, gradebook_csv(self.rows, self.graded))
+        write_atomically(gradebook, gradebook_csv({**self.others, **self.rows}, self.graded))
         return gradebook
 
     def grade(

@@ -160,6 +160,25 @@ def test_a_batch_run_again_grades_again_only_whom_a_change_concerns(whole, tmp_p
     assert grade(course, alone, output, capsys, regrade=True) == ["ada"]
 
 
+def test_a_late_submission_graded_alone_joins_the_class_in_the_gradebook(whole, tmp_path, capsys):
+    """A student who submits after the batch was graded is graded alone into the batch's
+    output: the gradebook then lists them beside the class, every earlier row as it was, as
+    export and the class report (which read every recorded result) list them too."""
+    output = shutil.copytree(whole, tmp_path / "grades")
+    before = gradebook_rows(output)
+    late = tmp_path / "late" / "gus"
+    complete_submission(late)
+    course = whole.parent / "course"
+    assert grade(course, {"gus": late}, output, capsys) == ["gus"]
+    after = gradebook_rows(output)
+    assert sorted(after) == sorted([*STUDENTS, "gus"]), f"the gradebook lists {sorted(after)}"
+    assert {name: row for name, row in after.items() if name != "gus"} == before, (
+        "grading a late student changed the rows of the class"
+    )
+    assert after["gus"]["1.1"] == before["ada"]["1.1"], f"gus, complete, got {after['gus']}"
+    assert sorted(recorded_results(output)) == sorted(after)
+
+
 def test_a_changed_hidden_test_grades_its_exercise_again_for_everyone_and_nothing_else(
     tmp_path, capsys, monkeypatch
 ):
