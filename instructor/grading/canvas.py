@@ -131,19 +131,20 @@ def canvas_export(
     roster row in order, with the student's total score, or empty when they were not graded
     (Canvas leaves an empty cell's grade as it was)."""
     scores: dict[int, float] = {}
+    owners: dict[int, str] = {}  # roster row -> the graded student matched to it
     export = CanvasExport("")
     for student in sorted(results):
         position = roster_row_of(student, roster)
         if position is None:
             export.not_in_roster.append(student)
             export.closest[student] = closest_row(student, roster)
-        elif position in scores:
+        elif position in owners:
             raise RosterError(
-                f"{student} and another graded student both match the roster's row of "
-                f"{roster[position]['Student']!r}; rename one submission folder"
+                f"{owners[position]} and {student} both match the roster's row "
+                f"{row_in_words(roster[position])}; rename one submission folder"
             )
         else:
-            scores[position] = results[student]["score"]
+            scores[position], owners[position] = results[student]["score"], student
     most = max((r["extra_data"]["max_score"] for r in results.values()), default=0)
     table = [[*IDENTITY, assignment], [POINTS_POSSIBLE, "", "", "", "", f"{most:g}"]]
     for position, row in enumerate(roster):
