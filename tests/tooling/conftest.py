@@ -18,6 +18,7 @@ SLOWEST_FIRST = (
     "test_grading.py",
     "test_autograder.py",
     "test_autograder_targets.py",
+    "test_each_exercise_alone.py",
     "test_check.py",
     "test_trust.py",
     "test_after_grading.py",
