@@ -75,7 +75,6 @@ def module_exercises(module: str) -> set[str]:
 
 # name: (its edits, the exercises its own code loses in full, the one it gets wrong in part)
 CLASS = {
-    "complete": ((), set(), None),
     "syntax-error-in-views": ((appended(VIEWS, "def broken(:"),), module_exercises(VIEWS), None),
     "reductions-missing": ((removed(REDUCTIONS),), module_exercises(REDUCTIONS), None),
     "one-bug-in-6.6": ((in_region("6.6", SUM_NOT_MEAN),), set(), "6.6"),
