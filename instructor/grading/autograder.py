@@ -149,6 +149,6 @@ def write_autograder(course: Path, out: Path, target: Target = THIS_PYTHON) -> l
                     archive.write(course / relative, relative.as_posix())
             for relative in written:
                 archive.write(install / relative, f"install/{relative.as_posix()}")
-            for wheel in wheels:
-                archive.write(wheel, f"wheels/{wheel.name}")
+            for wheel in wheels:  # a wheel is a zip already: stored, not compressed again
+                archive.write(wheel, f"wheels/{wheel.name}", compress_type=zipfile.ZIP_STORED)
             return archive.namelist()

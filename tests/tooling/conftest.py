@@ -14,18 +14,18 @@ COURSE = Path(__file__).resolve().parents[2]
 
 # The test files that take longest (each half a minute or more of one process), slowest first.
 SLOWEST_FIRST = (
-    "test_grading_runs.py",
-    "test_grading.py",
     "test_autograder.py",
-    "test_autograder_targets.py",
-    "test_each_exercise_alone.py",
-    "test_check.py",
+    "test_grading_runs.py",
     "test_trust.py",
     "test_after_grading.py",
+    "test_grading.py",
+    "test_new_chapter.py",
+    "test_autograder_targets.py",
+    "test_check.py",
+    "test_each_exercise_alone.py",
     "test_jupyterlab.py",
     "test_benchmarks.py",
     "test_intake.py",
-    "test_new_chapter.py",
     "test_verify.py",
     "test_planted_answers.py",
 )

@@ -19,7 +19,6 @@ from tests.tooling.submissions import (
     copy_of_reference,
     in_region,
     plain_pytest_scores,
-    removed,
 )
 
 pytestmark = pytest.mark.provided
@@ -28,7 +27,6 @@ EXAMPLES = "ci-quick"
 LIMITS = replace(GRADING_LIMITS, call_cpu_seconds=1.0, exercise_cpu_seconds=2.0, memory_mb=1024)
 EVERY_EXERCISE = [item.id for item in CATALOG]
 VIEWS = "tenxor/views.py"
-REDUCTIONS = "tenxor/reductions.py"
 # Heads averaged by their sum: wrong for every call that averages (6.6 is worth 1 point);
 # 6.7 and 6.11 call combine_heads.
 SUM_NOT_MEAN = """\
@@ -76,7 +74,6 @@ def module_exercises(module: str) -> set[str]:
 # name: (its edits, the exercises its own code loses in full, the one it gets wrong in part)
 CLASS = {
     "syntax-error-in-views": ((appended(VIEWS, "def broken(:"),), module_exercises(VIEWS), None),
-    "reductions-missing": ((removed(REDUCTIONS),), module_exercises(REDUCTIONS), None),
     "one-bug-in-6.6": ((in_region("6.6", SUM_NOT_MEAN),), set(), "6.6"),
     "keeps-lent-functions": ((appended(VIEWS, KEEP_LENT_FUNCTIONS),), {"3.1"}, None),
 }
