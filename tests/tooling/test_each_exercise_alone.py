@@ -92,7 +92,7 @@ def graded(tmp_path_factory) -> Path:
         course,
         students_in(base / "submissions"),
         output,
-        GradingOptions(selection=EVERY_EXERCISE, limits=LIMITS, jobs=2, profile=EXAMPLES),
+        GradingOptions(selection=EVERY_EXERCISE, limits=LIMITS, jobs=1, profile=EXAMPLES),
     )
     return output
 
