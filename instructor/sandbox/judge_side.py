@@ -422,8 +422,7 @@ class Sandbox:
         return [
             "call",
             *target,
-            encoder.encode(args),
-            ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
+            *arguments_data(encoder, args, kwargs),
             [[module, name, encoder.encode(function)] for module, name, function in stand_ins],
         ]
 
@@ -706,8 +705,7 @@ class Sandbox:
         call = Call()
         encoder = Encoder(self.kinds, call, lenient=False)
         encoder.functions = self.encode_function
-        kwargs_data = ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]]
-        self.send(["fn", number, encoder.encode(args), kwargs_data])
+        self.send(["fn", number, *arguments_data(encoder, args, kwargs)])
         started = self.call_started  # the running call's limits hold while it runs
         try:
             message = self.reply(started + self.limits.call_wall_seconds, started)
@@ -717,7 +715,7 @@ class Sandbox:
             raise
         if strike is not None:
             self.stop()
-            raise SandboxFailure(f"the worker {strike} while grading called a function it lent")
+            raise SandboxFailure(f"a function the worker lent stopped it: {strike}")
         if type(answer) is Raising:
             raise answer.error
         return answer
@@ -794,6 +792,14 @@ class Lent:
             return self.sandbox.call_lent(number, args, kwargs)
 
         return call_in_worker
+
+
+def arguments_data(encoder: Encoder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
+    """A call's arguments and keyword arguments as plain data, as the worker reads them."""
+    return [
+        encoder.encode(args),
+        ["d", *[[key, encoder.encode(value)] for key, value in kwargs.items()]],
+    ]
 
 
 def pipe_capacity(descriptor: int) -> int:

@@ -231,7 +231,8 @@ class Worker:
         self.channel, self.cpu_seconds = channel, cpu_seconds
         self.kinds: Kinds | None = None
         self.depth = 0
-        self.lent: list[Iterator[Any]] = []  # iterators lent to the judge in this call
+        # The iterators and functions lent to the judge in this call, by number.
+        self.lent: list[Iterator[Any] | Callable[..., Any]] = []
         self.bound: list[tuple[Any, str, Any]] = []  # (module, attribute, what it held)
 
     def on_stop_signal(self, signum: int, frame: Any) -> None:
@@ -319,10 +320,12 @@ class Worker:
                    if name.partition(".")[0] == "tenxor" and module is not None]  # fmt: skip
         for where, name, function in message[1]:
             own = getattr(sys.modules.get(where), name, None)
+            if own is None:
+                continue
             judges = decoder.decode(function)
             for module in modules:
                 for attribute, value in list(vars(module).items()):
-                    if own is not None and value is own:
+                    if value is own:
                         self.bound.append((module, attribute, value))
                         setattr(module, attribute, judges)
 
