@@ -26,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
-EXTRAS = {"lab": "course", "test": "tests", "bench": "dev"}  # "tests": "course" without JupyterLab
+# "tests": only what the tests need, "course" without JupyterLab and ml_dtypes
+EXTRAS = {"lab": "course", "test": "tests", "bench": "dev"}
 
 
 def venv_python() -> Path:

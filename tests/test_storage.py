@@ -1,12 +1,12 @@
 """Chapter 1: storage. Element counts, bfloat16 rounding, byte strides and the Storage buffer,
-checked against NumPy (and ml_dtypes for bfloat16)."""
+checked against NumPy (for bfloat16, against tests/bfloat16.py, which rounds as ml_dtypes
+does, and whose values NumPy holds as float32)."""
 
 from __future__ import annotations
 
 import struct
 from array import array
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -17,6 +17,12 @@ import tenxor
 from tenxor.core import Tenxor
 from tenxor.storage import Storage, bfloat16_to_float, byte_strides, numel, round_to_bfloat16
 from tenxor.strides import Layout
+from tests.bfloat16 import (
+    bfloat16_bits,
+    bfloat16_bits_of_float32_bits,
+    bfloat16_values,
+    values_of_bits,
+)
 from tests.support import (
     Case,
     Mismatch,
@@ -29,8 +35,7 @@ from tests.support import (
     strided,
 )
 
-BF16 = np.dtype(ml_dtypes.bfloat16)
-FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32), BF16)
+FLOAT_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))  # bfloat16 values are float32
 ALL_DTYPES = [
     tenxor.float64,
     tenxor.float32,
@@ -52,10 +57,8 @@ def read_as(data: bytes, dtype: tenxor.DType) -> list:
 
 
 def assert_equal_arrays(what: str, actual: np.ndarray, expected: np.ndarray, rule: str) -> None:
-    """Equal elements, NaN equal to NaN (bfloat16 is compared widened to float32); otherwise
+    """Equal elements, NaN equal to NaN (bfloat16 values are compared as float32); otherwise
     the failure shows the first element that differs, where it is, and NumPy's element."""
-    if expected.dtype == BF16:
-        actual, expected = actual.astype(np.float32), expected.astype(np.float32)
     expect(f"shape of {what}", actual.shape, expected.shape, rule)
     same = actual == expected
     if expected.dtype.kind == "f":
@@ -82,6 +85,24 @@ def expect_type(what: str, value: object, expected: type) -> None:
 
 AS_NUMPY = "as NumPy stores them"
 NUMPY_STRIDES = "NumPy's .strides of the same view: each stride times the item size"
+
+
+def stored_dtype(dtype: tenxor.DType) -> np.dtype:
+    """The NumPy dtype of `dtype`'s elements as they lie in memory, with its item size:
+    bfloat16's bit patterns as uint16, any other dtype as numpy_dtype gives it."""
+    return np.dtype(np.uint16) if dtype is tenxor.bfloat16 else numpy_dtype(dtype)
+
+
+def as_stored(values: np.ndarray, dtype: tenxor.DType) -> np.ndarray:
+    """NumPy's elements of `dtype` as they lie in memory (its `.tobytes()` are the bytes):
+    bfloat16 values as their uint16 bit patterns, the others unchanged."""
+    return bfloat16_bits(values) if dtype is tenxor.bfloat16 else values
+
+
+def stored_as(raw: np.ndarray, dtype: tenxor.DType) -> np.ndarray:
+    """The values of `dtype` that the elements of `raw` (of `stored_dtype(dtype)`) hold:
+    bfloat16 patterns read as float32, the others unchanged."""
+    return values_of_bits(raw) if dtype is tenxor.bfloat16 else raw
 
 
 def stored_values(storage: Storage, dtype: np.dtype) -> np.ndarray:
@@ -171,9 +192,8 @@ def test_tensor_numel_matches_numpy(case):
 
 
 def bfloat16_oracle(bits32: int) -> int:
-    """ml_dtypes' bfloat16 bit pattern for the float32 with this bit pattern."""
-    value = np.array([bits32], dtype=np.uint32).view(np.float32)
-    return int(value.astype(BF16).view(np.uint16)[0])
+    """The bfloat16 bit pattern for the float32 with this bit pattern, as ml_dtypes gives it."""
+    return int(bfloat16_bits_of_float32_bits([bits32])[0])
 
 
 def is_float32_nan(bits32: int) -> bool:
@@ -332,7 +352,7 @@ def test_round_to_bfloat16_keeps_the_sign_of_zero_and_infinities():
 def test_round_to_bfloat16_overflows_to_infinity():
     """The largest float32 rounds up to infinity (exponent carry), as ml_dtypes does."""
     expected = bfloat16_oracle(0x7F7FFFFF)
-    assert np.isinf(np.array([expected], dtype=np.uint16).view(BF16)[0])
+    assert np.isinf(values_of_bits([expected])[0])
     rule = "the largest float32 rounds up, carrying into the exponent: infinity"
     expect(pattern_of(0x7F7FFFFF), bits(round_to_bfloat16(0x7F7FFFFF)), Bits(expected), rule)
 
@@ -387,7 +407,7 @@ dtype_params = [pytest.param(d, marks=pytest.mark.exercise("1.3"), id=d.name) fo
 def test_byte_strides_match_numpy_strides(dtype, layout_and_size):
     """byte_strides(strides, itemsize) is NumPy's .strides of the same view, for every dtype."""
     layout, size = layout_and_size
-    buffer = np.zeros(size, dtype=numpy_dtype(dtype))
+    buffer = np.zeros(size, dtype=stored_dtype(dtype))
     result = byte_strides(layout.strides, dtype.itemsize)
     what = f"byte strides of strides {layout.strides} with item size {dtype.itemsize}"
     expect_type("the byte strides", result, tuple)
@@ -397,7 +417,7 @@ def test_byte_strides_match_numpy_strides(dtype, layout_and_size):
 @pytest.mark.parametrize("dtype", dtype_params)
 def test_byte_strides_of_numpy_views(dtype):
     """Element strides of transposed, sliced and reversed NumPy arrays scale back to bytes."""
-    np_dtype = numpy_dtype(dtype)
+    np_dtype = stored_dtype(dtype)
     assert dtype.itemsize == np_dtype.itemsize
     base = np.arange(120).astype(np_dtype).reshape(2, 3, 4, 5)
     views = [
@@ -499,9 +519,18 @@ def sample_values(dtype: tenxor.DType) -> list:
 
 
 def numpy_stored(values: list, dtype: tenxor.DType) -> np.ndarray:
-    """The 1-D NumPy array NumPy builds from `values` with this dtype."""
+    """The 1-D NumPy array NumPy builds from `values` with this dtype (bfloat16: the values
+    ml_dtypes keeps, as float32)."""
+    if dtype is tenxor.bfloat16:
+        return bfloat16_values(values)
     with np.errstate(over="ignore", invalid="ignore"):
         return np.array(values, dtype=numpy_dtype(dtype))
+
+
+def numpy_item(value: object, dtype: tenxor.DType) -> object:
+    """`value` as an array of `dtype` takes it in NumPy's item assignment: for bfloat16, the
+    value ml_dtypes keeps; for the others, `value` itself, which NumPy converts."""
+    return bfloat16_values(value) if dtype is tenxor.bfloat16 else value
 
 
 def expect_bytes(
@@ -520,14 +549,16 @@ def expect_bytes(
             raise Mismatch(what_item, Bytes(got_item), Bytes(want_item), rule)
 
 
-def assert_same_bytes(data: bytes, expected: np.ndarray) -> None:
-    """`data` is NumPy's bytes for `expected`; any NaN pattern may stand for a NaN."""
+def assert_same_bytes(data: bytes, expected: np.ndarray, dtype: tenxor.DType) -> None:
+    """`data` is NumPy's bytes for `expected`, NumPy's elements of `dtype`; any NaN pattern
+    may stand for a NaN."""
+    stored = as_stored(expected, dtype)
     if expected.dtype not in FLOAT_DTYPES:
-        expect_bytes("tobytes()", data, expected)
+        expect_bytes("tobytes()", data, stored)
         return
-    rule = f"NumPy's tobytes(): {expected.itemsize} bytes per element"
-    expect("number of bytes in tobytes()", len(data), expected.nbytes, rule)
-    got = np.frombuffer(data, dtype=expected.dtype)
+    rule = f"NumPy's tobytes(): {stored.itemsize} bytes per element"
+    expect("number of bytes in tobytes()", len(data), stored.nbytes, rule)
+    got = stored_as(np.frombuffer(data, dtype=stored.dtype), dtype)
     with np.errstate(invalid="ignore"):
         nan = np.isnan(expected.astype(np.float64))
         got_nan = np.isnan(got.astype(np.float64))
@@ -539,7 +570,7 @@ def assert_same_bytes(data: bytes, expected: np.ndarray) -> None:
             float("nan"),
             rule,
         )
-    expect_bytes("tobytes()", data, expected, skip=nan)
+    expect_bytes("tobytes()", data, stored, skip=nan)
 
 
 def value_strategy(dtype: tenxor.DType) -> st.SearchStrategy:
@@ -592,7 +623,7 @@ def test_storage_of_random_values_matches_numpy(dtype, data):
     expected = numpy_stored(values, dtype)
     storage = Storage(values, dtype)
     assert_same_elements(storage, expected)
-    assert_same_bytes(storage.tobytes(), expected)
+    assert_same_bytes(storage.tobytes(), expected, dtype)
     if dtype is not tenxor.bfloat16:
         assert_strided_tensor_matches(storage, expected)
 
@@ -603,8 +634,9 @@ def test_storage_bytes_and_itemsize_match_numpy(dtype):
     values = sample_values(dtype)
     expected = numpy_stored(values, dtype)
     storage = Storage(values, dtype)
-    expect(f"itemsize of {dtype.name}", dtype.itemsize, expected.itemsize, "NumPy's itemsize")
-    expect_bytes("tobytes()", storage.tobytes(), expected)
+    stored = as_stored(expected, dtype)
+    expect(f"itemsize of {dtype.name}", dtype.itemsize, stored.itemsize, "NumPy's itemsize")
+    expect_bytes("tobytes()", storage.tobytes(), stored)
     rule = "itemsize bytes per element"
     expect(
         "number of bytes in tobytes()", len(storage.tobytes()), len(values) * dtype.itemsize, rule
@@ -626,9 +658,9 @@ def test_storage_setitem_stores_as_numpy_does(dtype):
     for offset, value in enumerate(new_values):
         storage[offset] = value
         with np.errstate(over="ignore", invalid="ignore"):
-            expected[offset] = value
+            expected[offset] = numpy_item(value, dtype)
     assert_same_elements(storage, expected)
-    expect_bytes("tobytes()", storage.tobytes(), expected)
+    expect_bytes("tobytes()", storage.tobytes(), as_stored(expected, dtype))
     if dtype is not tenxor.bfloat16:
         assert_strided_tensor_matches(storage, expected)
 
@@ -658,8 +690,9 @@ def test_same_bytes_read_as_another_dtype_match_numpy_view(source, target):
     values = (sample_values(source) * 2)[:16]
     stored = numpy_stored(values, source).reshape(2, 8)
     storage = Storage(values, source)
-    assert_same_bytes(storage.tobytes(), stored.reshape(-1))
-    expected = stored.view(numpy_dtype(target))
+    assert_same_bytes(storage.tobytes(), stored.reshape(-1), source)
+    # NumPy's stored.view(target): the same bytes read as the target's elements
+    expected = stored_as(as_stored(stored, source).view(stored_dtype(target)), target)
     data = storage.tobytes()
     rule = f"{target.itemsize} bytes per {target.name} element"
     expect(
@@ -674,7 +707,7 @@ def test_same_bytes_read_as_another_dtype_match_numpy_view(source, target):
     got = stored_values(other, expected.dtype)
     assert_equal_arrays(f"the {target.name} storage", got, expected.reshape(-1), rule)
     if target is not tenxor.bool:
-        assert_same_bytes(other.tobytes(), expected.reshape(-1))
+        assert_same_bytes(other.tobytes(), expected.reshape(-1), target)
     if tenxor.bfloat16 not in (source, target):
         t = Tenxor(other, Layout(expected.shape, row_major_strides(expected.shape)))
         what = f"byte strides of a tensor with {t.layout}"
