@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +30,16 @@ The instructor's course tools (the learner's are `tenxor check` and `tenxor draw
   tenxor-instructor verify             run the gates that prove every exercise is graded
   tenxor-instructor collect ZIP --out DIR
                                        Canvas's download of submissions, a folder per student
-  tenxor-instructor grade SUBMISSION   grade one submission folder: results.json + gradebook.csv
+  tenxor-instructor grade SUBMISSION   grade one submission, a folder or a zip: results.json and
+                                       gradebook.csv
   tenxor-instructor grade --batch DIR  grade every sub-folder of DIR (one per student); resumable
   tenxor-instructor merge OUT SHARD... join shard outputs (grade --shard K/N) into one
   tenxor-instructor export GRADES --canvas ROSTER.csv
                                        the grades as Canvas's gradebook imports them
   tenxor-instructor report GRADES      the class report: where the class is stuck
   tenxor-instructor autograder         write autograder.zip for Gradescope
+  tenxor-instructor site OUT           the course as a static site that runs in the browser
+  tenxor-instructor pyodide DIR        Pyodide, checked against its lock, for a site offline
 
 Run `tenxor-instructor COMMAND --help` for the options of a command.
 """
@@ -93,13 +98,21 @@ def grading_options(arguments: argparse.Namespace) -> Any:
     )
 
 
-def submissions_of(arguments: argparse.Namespace) -> dict[str, Path]:
-    """The submissions `grade` is given, by student: one folder, or each of a batch's."""
+def submissions_of(arguments: argparse.Namespace, scratch: Path) -> dict[str, Path]:
+    """The submissions `grade` is given, by student: one folder or zip (unpacked into
+    `scratch`, the student named after it), or each of a batch's folders."""
     from .grading import students_in
+    from .grading.collect import unpack
 
     source = arguments.submission.resolve()
+    if not arguments.batch and source.is_file() and zipfile.is_zipfile(source):
+        folder = scratch / source.stem
+        problem = unpack(source, folder)
+        if problem:
+            raise SystemExit(f"tenxor-instructor grade: {source}: {problem}")
+        return {source.stem: folder}
     if not source.is_dir():
-        raise SystemExit(f"tenxor-instructor grade: {source} is not a folder")
+        raise SystemExit(f"tenxor-instructor grade: {source} is not a folder or a zip")
     if not arguments.batch:
         if not arguments.single:
             refuse_several(source)
@@ -133,11 +146,12 @@ def command_grade(arguments: argparse.Namespace) -> int:
     from .grading.batch import UnrecordedResults
     from .grading.setup import GradingRefused
 
-    options, submissions = grading_options(arguments), submissions_of(arguments)
-    output = arguments.out.resolve()
+    options, output = grading_options(arguments), arguments.out.resolve()
     signal.signal(signal.SIGTERM, interrupted)  # a scheduler's stop, as Ctrl-C
     try:
-        gradebook = grade_batch(root_of(arguments), submissions, output, options, report=print)
+        with tempfile.TemporaryDirectory(prefix="tenxor-unpacked-") as scratch:
+            submissions = submissions_of(arguments, Path(scratch))
+            gradebook = grade_batch(root_of(arguments), submissions, output, options, report=print)
     except (GradingRefused, OSError, UnrecordedResults) as error:
         raise SystemExit(f"tenxor-instructor grade: {error}") from None
     except KeyboardInterrupt:
@@ -283,6 +297,61 @@ def command_autograder(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_site(arguments: argparse.Namespace) -> int:
+    from .authoring.site import build_site
+
+    pyodide = arguments.pyodide.resolve() if arguments.pyodide else None
+    try:
+        out = build_site(root_of(arguments), arguments.out, pyodide)
+    except (OSError, ValueError, RuntimeError) as error:
+        raise SystemExit(f"tenxor-instructor site: {error}") from None
+    where = "its own copy of Pyodide" if pyodide else "Pyodide from its CDN"
+    print(f"Wrote the course's browser site to {out}, with {where}.")
+    print(f"Try it: python3 -m http.server -d {out} 8000, then open http://127.0.0.1:8000/")
+    return 0
+
+
+def command_pyodide(arguments: argparse.Namespace) -> int:
+    from .authoring.pyodide import PYODIDE_VERSION, assemble_pyodide
+
+    try:
+        names = assemble_pyodide(arguments.folder)
+    except (OSError, ValueError, KeyError, RuntimeError) as error:
+        raise SystemExit(f"tenxor-instructor pyodide: {error}") from None
+    print(f"Wrote Pyodide {PYODIDE_VERSION} to {arguments.folder} with {len(names)} packages, "
+          "each checked against its lock.")  # fmt: skip
+    print(f"Use it: tenxor-instructor site OUT --pyodide {arguments.folder}")
+    return 0
+
+
+def add_site(commands: Any) -> None:
+    """The `site` and `pyodide` commands: the course in the browser."""
+    site = commands.add_parser(
+        "site",
+        help="write the course as a static site that runs in the browser",
+        description=(
+            "Write the student release as a JupyterLite site: the notebooks, the tenxor "
+            "package and its public tests as files learners edit in the browser, and the "
+            "wheels check() needs. Serve the folder as it is (GitHub Pages, any web server)."
+        ),
+    )
+    site.add_argument("out", type=Path, help="where to write it (replaced if it exists)")
+    site.add_argument(
+        "--pyodide",
+        type=Path,
+        metavar="DIR",
+        help="a copy of Pyodide (from `tenxor-instructor pyodide DIR`) to host with the site, "
+        "instead of loading it from its CDN",
+    )
+    course_option(site)
+    site.set_defaults(run=command_site)
+    pyodide = commands.add_parser(
+        "pyodide", help="fetch Pyodide, checked against its lock, for a site hosted offline"
+    )
+    pyodide.add_argument("folder", type=Path, help="where to write it")
+    pyodide.set_defaults(run=command_pyodide)
+
+
 def add_release(commands: Any) -> None:
     """The `release` command: the student release, or the solutions."""
     release = commands.add_parser("release", help="write the student release into a folder")
@@ -303,7 +372,8 @@ def add_grade(commands: Any) -> None:
         "grade",
         help="grade one submission, or a folder of them",
         description=(
-            "Grade submissions with the course's public and hidden tests. Only the exercise "
+            "Grade submissions with the course's public and hidden tests. A submission is a "
+            "folder or a zip (as hand_in() writes it). Only the exercise "
             "modules (tenxor/storage.py, tenxor/strides.py, ...) are taken from a submission, "
             "found at their place, in a tenxor/ folder at any depth, or loose at its top. "
             "A folder given as one submission that holds several (none of the modules at its "
@@ -315,7 +385,9 @@ def add_grade(commands: Any) -> None:
         ),
     )
     grade.add_argument(
-        "submission", type=Path, help="a submission folder (or, with --batch, a folder of them)"
+        "submission",
+        type=Path,
+        help="a submission folder or zip (or, with --batch, a folder of submission folders)",
     )
     kind = grade.add_mutually_exclusive_group()
     kind.add_argument(
@@ -547,7 +619,7 @@ def parser() -> argparse.ArgumentParser:
     )
     commands = top.add_subparsers(dest="command", metavar="COMMAND")
     for add in (add_release, add_grade, add_collect, add_merge, add_export, add_verify,
-                add_report, add_autograder):  # fmt: skip
+                add_report, add_autograder, add_site):  # fmt: skip
         add(commands)
     return top
 

@@ -12,11 +12,14 @@ its path when the package itself will not import.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 IMPORT_SECONDS = 60.0
@@ -83,8 +86,48 @@ def syntax_problem(root: Path) -> list[str] | None:
     return None
 
 
+def modules_of_tree(root: Path) -> dict[str, ModuleType]:
+    """The imported modules of the packages the tree at `root` holds (tenxor, tests, ...),
+    wherever they were imported from."""
+    packages = {path.name for path in root.iterdir() if (path / "__init__.py").is_file()}
+    return {
+        name: module
+        for name, module in list(sys.modules.items())
+        if name.partition(".")[0] in packages
+    }
+
+
+@contextlib.contextmanager
+def modules_set_aside(root: Path) -> Iterator[None]:
+    """The tree's modules out of sys.modules in the block (it imports them afresh, first
+    from the tree), and back as they were after it."""
+    kept, path = modules_of_tree(root), list(sys.path)
+    for name in kept:
+        del sys.modules[name]
+    sys.path.insert(0, str(root))
+    try:
+        yield
+    finally:
+        sys.path[:] = path
+        for name in modules_of_tree(root):
+            del sys.modules[name]
+        sys.modules.update(kept)
+
+
+def import_problem_here(root: Path) -> list[str] | None:
+    """import_problem in this process, where there are no others (the browser)."""
+    with modules_set_aside(root):
+        try:
+            __import__("tenxor")
+        except Exception as error:  # noqa: BLE001 - any error of the learner's code is said
+            return described(import_failure(error), root)
+    return None
+
+
 def import_problem(root: Path) -> list[str] | None:
     """Where importing the package fails, and why (None when it imports)."""
+    if sys.platform == "emscripten":
+        return import_problem_here(root)
     done = subprocess.run(
         [sys.executable, "-c", IMPORT_PROBE, str(root.resolve()), str(Path(__file__).resolve())],
         capture_output=True,

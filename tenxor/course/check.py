@@ -171,12 +171,12 @@ def report_exercise(item: Exercise, run: Run, root: Path, out: TextIO) -> Status
         out.write(f"  ERROR {path} could not be loaded: {message}\n")
     if run.problem:
         out.write("\n")
-        out.writelines(f"{line}\n" for line in problem_in_words(item, run))
+        out.write("".join(f"{line}\n" for line in problem_in_words(item, run)))
     failed = [result for result in results if not result.passed]
     if failed:
         first = failed[0]
         out.write(f"\nFirst failure, {test_of(first)}:\n")
-        out.writelines(f"  {line}\n" for line in failure_in_words(first))
+        out.write("".join(f"  {line}\n" for line in failure_in_words(first)))
     elif not results and not run.collect_errors:
         out.write("  (no tests found for this exercise)\n")
     points = f"{item.points} point{'s' if item.points != 1 else ''}"
@@ -211,7 +211,7 @@ def said_broken(root: Path, out: TextIO, imports_checked: bool = False) -> bool:
     which is then all that is printed."""
     broken = broken_module(root, imports_checked)
     if broken:
-        out.writelines(f"{line}\n" for line in broken)
+        out.write("".join(f"{line}\n" for line in broken))
     return broken is not None
 
 

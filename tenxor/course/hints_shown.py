@@ -88,4 +88,4 @@ def show_hint(
     exercise_id: str, root: Path, out: TextIO = sys.stdout, again: str | None = None
 ) -> None:
     """Print the next hint of an exercise."""
-    out.writelines(f"{line}\n" for line in next_hint(exercise_id, root, again))
+    out.write("".join(f"{line}\n" for line in next_hint(exercise_id, root, again)))

@@ -68,6 +68,8 @@ WRITTEN_LAYERS: Layers = [
     # grading: from the judge's plugin to the class report
     ("instructor.grading.replay", "instructor.grading.credit", "instructor.grading.spreadsheet",
      "instructor.grading.wheels"),
+    ("instructor.authoring.pyodide",),  # the course in the browser: Pyodide, then the site
+    ("instructor.authoring.site",),  # (it checks its wheels as the autograder's are checked)
     ("instructor.grading.judge", "instructor.grading.autograder"),
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades

@@ -99,11 +99,36 @@ def plain_properties(item: pytest.Item) -> dict[str, Any]:
     return found
 
 
+@contextlib.contextmanager
+def watched_lines(seconds: float, package: str):
+    """Raise TimeLimitExceeded in the block once `seconds` have passed, found at the next
+    call of a Python function or line of the package in the folder `package` (where there
+    are no signals to interrupt a loop): the learner's code, where a loop may never end."""
+    deadline = time.monotonic() + seconds
+
+    def on_line(frame: Any, event: str, argument: Any) -> Any:
+        if time.monotonic() > deadline:
+            raise TimeLimitExceeded("the test ran longer than its time limit")
+        return on_line
+
+    def on_call(frame: Any, event: str, argument: Any) -> Any:
+        on_line(frame, event, argument)
+        return on_line if frame.f_code.co_filename.startswith(package) else None
+
+    previous = sys.gettrace()
+    sys.settrace(on_call)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+
+
 class Timer:
     """The one alarm of a test process: it stops a test at its own limit or at the end of
     the whole run, whichever comes first (0: no limit)."""
 
-    def __init__(self, test_seconds: float, run_seconds: float) -> None:
+    def __init__(self, test_seconds: float, run_seconds: float, package: str = "") -> None:
+        self.package = package  # the folder whose lines are watched where there are no signals
         self.test_seconds = test_seconds
         self.deadline = time.monotonic() + run_seconds if run_seconds else None
 
@@ -120,6 +145,10 @@ class Timer:
         seconds = self.seconds_left()
         if not seconds:
             yield
+            return
+        if not hasattr(signal, "setitimer"):  # no signals (the browser): watch each line
+            with watched_lines(seconds, self.package):
+                yield
             return
         previous = signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
@@ -139,7 +168,8 @@ class Recorder:
         self.explain = config.getoption("--explain")
         self.seconds = config.getoption("--check-seconds")
         self.memory_mb = config.getoption("--check-memory-mb")
-        self.timer = Timer(config.getoption("--test-timeout"), self.seconds)
+        package = str(self.root / "tenxor") + os.sep
+        self.timer = Timer(config.getoption("--test-timeout"), self.seconds, package)
         self.failures: dict[str, Failure | str] = {}  # test -> its record, or why it skipped
         self.times = {"started": time.time()}
         self.explained_one = False  # only the first failure is run again and watched
@@ -287,7 +317,8 @@ def pytest_runtestloop(session: pytest.Session) -> bool | None:
     the N run every N-th test; their events go to the same file, line by line. The forked
     processes end without the session's end, which this process writes once they are done."""
     shares = session.config.getoption("--split")
-    if shares < 2 or not hasattr(os, "fork") or session.config.option.collectonly:
+    no_processes = not hasattr(os, "fork") or sys.platform == "emscripten"  # the browser's
+    if shares < 2 or no_processes or session.config.option.collectonly:
         return None
     items, forked = list(session.items), []
     for share in range(1, min(shares, len(items))):

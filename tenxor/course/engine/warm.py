@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import CATALOG
+from .in_process import IN_BROWSER, run_in_this_process
 from .running import (
     FORGET_EDITABLE_INSTALLS,
     PLUGIN_OPTIONS,
@@ -371,6 +372,8 @@ def run_checked(
         f"--check-memory-mb={memory_mb}",
     ]
     named += pytest_args
+    if IN_BROWSER:  # no processes: the kernel runs the tests itself
+        return run_in_this_process(root, named, seconds, profile)
     if not hasattr(os, "fork"):
         return in_a_new_process(root, named, seconds, memory_mb, profile)
     started = time.monotonic()

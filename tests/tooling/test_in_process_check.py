@@ -1,0 +1,91 @@
+"""check() where there are no processes and no signals (the browser's Pyodide): the tests run
+in the calling process, with the tree's modules imported afresh and put back afterwards, a
+loop that never ends stopped at its next line, and the same statuses and report as a check
+in a separate process gives."""
+
+from __future__ import annotations
+
+import io
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+from instructor.authoring.release import write_release
+from tenxor.course.broken import import_problem, modules_of_tree
+from tenxor.course.check import DONE, FAILING, NOT_STARTED, check_exercise
+from tenxor.course.engine import Limits, warm
+from tests.tooling.submissions import replace_stub, restore
+
+pytestmark = pytest.mark.provided
+
+QUICK = Limits(test_seconds=2.0, run_seconds=2.0, memory_mb=2048)
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("in-process") / "release"
+    write_release(Path(__file__).resolve().parents[2], folder)
+    return folder
+
+
+@pytest.fixture
+def in_the_browser(monkeypatch) -> Iterator[None]:
+    """As in Pyodide: no processes for a check, no interval timer; the hypothesis profile
+    of this process as it was, afterwards."""
+    monkeypatch.setattr(warm, "IN_BROWSER", True)
+    monkeypatch.delattr(signal, "setitimer")
+    profile = settings._current_profile  # noqa: SLF001 - a nested run loads the course's
+    yield
+    settings.load_profile(profile)
+
+
+def checked(exercise_id: str, root: Path, limits: Limits = QUICK) -> tuple[object, str]:
+    """check_exercise's status and report."""
+    report = io.StringIO()
+    status = check_exercise(exercise_id, root, report, limits)
+    return status, report.getvalue()
+
+
+def test_a_stub_a_runaway_loop_and_a_solution_checked_in_this_process(release, in_the_browser):
+    before = dict(sys.modules)
+    status, report = checked("2.1", release)
+    assert status.state == NOT_STARTED and status.total > 0, report
+    replace_stub(release, "2.1", "while True:\n    pass")
+    status, report = checked("2.1", release)
+    assert status.state == FAILING and "stopped after 2 s" in report, report
+    assert "raised at tenxor/strides.py:" in report, report
+    write_release(Path(__file__).resolve().parents[2], release, replace=True)
+    restore(release, "2.1")
+    status, report = checked("2.1", release)
+    assert status.state == DONE and status.passed == status.total > 0, report
+    kept = {name: module for name, module in sys.modules.items() if name in before}
+    changed = [name for name, module in kept.items() if before[name] is not module]
+    assert not changed, f"the check replaced the caller's modules {changed[:5]}"
+    assert not modules_of_tree(release).keys() - before.keys(), "modules of the run were left"
+
+
+def test_the_report_in_this_process_is_the_report_of_a_separate_process(
+    release, in_the_browser, monkeypatch
+):
+    """A wrong answer: the same report, line for line, call, result and rule included."""
+    write_release(Path(__file__).resolve().parents[2], release, replace=True)
+    replace_stub(release, "2.2", "return tuple(1 for _ in shape)")
+    _, here = checked("2.2", release, Limits())
+    monkeypatch.undo()  # a check in a separate process, as on a machine
+    _, apart = checked("2.2", release, Limits())
+    assert "First failure" in here and here == apart
+
+
+def test_a_module_that_does_not_import_is_named_without_a_process(release, monkeypatch):
+    write_release(Path(__file__).resolve().parents[2], release, replace=True)
+    path = release / "tenxor" / "views.py"
+    path.write_text(path.read_text(encoding="utf-8") + "\nraise RuntimeError('boom 42')\n")
+    monkeypatch.setattr(sys, "platform", "emscripten")
+    before = sys.modules.get("tenxor.views")
+    problem = import_problem(release)
+    assert problem and "tenxor/views.py" in problem[0] and "boom 42" in " ".join(problem)
+    assert sys.modules.get("tenxor.views") is before, "the failed import took the caller's place"
