@@ -65,11 +65,14 @@ class DevTools:
     """A headless Chromium driven over the DevTools protocol: open pages, run JavaScript, take
     screenshots of parts of the page."""
 
-    def __init__(self, profile: Path, width: int = 1400, height: int = 1000) -> None:
+    def __init__(
+        self, profile: Path, width: int = 1400, height: int = 1000, flags: tuple[str, ...] = ()
+    ) -> None:
         import websocket
 
-        command = [chromium(), *FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0",
-                   f"--window-size={width},{height}", "about:blank"]  # fmt: skip
+        command = [chromium(), *FLAGS, *flags, f"--user-data-dir={profile}",
+                   "--remote-debugging-port=0", f"--window-size={width},{height}",
+                   "about:blank"]  # fmt: skip
         self.process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         endpoint = None
         for line in self.process.stderr:
@@ -84,20 +87,27 @@ class DevTools:
             page = next(target for target in json.load(reply) if target["type"] == "page")
         self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60)
         self.calls = 0
+        self.events: list[dict[str, Any]] = []  # of the domains enabled (Network.enable, ...)
 
     def call(self, method: str, **params: Any) -> dict[str, Any]:
-        """Send one DevTools command and return its result (events on the way are dropped)."""
+        """Send one DevTools command and return its result (events on the way are kept in
+        `events`)."""
         self.calls += 1
         self.socket.send(json.dumps({"id": self.calls, "method": method, "params": params}))
         while True:
             message = json.loads(self.socket.recv())
-            if message.get("id") == self.calls:
+            if "method" in message:
+                self.events.append(message)
+            elif message.get("id") == self.calls:
                 assert "error" not in message, f"{method} failed: {message['error']}"
                 return message["result"]
 
     def evaluate(self, expression: str) -> Any:
-        """The value of a JavaScript expression in the page (JSON-serialisable values only)."""
-        reply = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        """The value of a JavaScript expression in the page (JSON-serialisable values only; a
+        promise is awaited)."""
+        reply = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         assert "exceptionDetails" not in reply, (
             f"{expression!r} raised: {reply['exceptionDetails']}"
         )
