@@ -61,7 +61,7 @@ SETUP_CELL = f"""\
 %pip install -q {" ".join(INSTALLED)}
 import sys
 sys.path.insert(0, "{DRIVE}")
-sys.dont_write_bytecode = True"""
+sys.pycache_prefix = "/tmp/pycache"  # compiled modules in memory, not among your files"""
 
 
 def with_setup_cell(notebook: dict) -> dict:

@@ -3,8 +3,9 @@ files (each checked against its lock), the site built by `tenxor-instructor site
 served on 127.0.0.1 to headless Chromium, which may reach no other address. A learner opens
 notebook 02, runs it to exercise 2.1, sees check say the stub is not started, writes a
 solution into tenxor/strides.py in the browser, sees `done` and a stride diagram, reloads
-and still has the solution, and downloads the submission, which grading scores as 2.1's
-points. The site holds nothing of the solutions, the hidden tests or grading."""
+and still has the solution, downloads the submission, which grading scores as 2.1's points,
+and sees notebook 06's equations typeset. The site holds nothing of the solutions, the
+hidden tests or grading."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ APP = "window.jupyterapp"
 NOTEBOOK = "notebooks/02_strides.ipynb"
 BROWSER = "not an origin"  # the initiator of Chromium's own requests, in its network log
 STRIDES = "tenxor/strides.py"
+EQUATIONS = "notebooks/06_gatv2.ipynb"  # the notebook with the most equations
 
 
 @dataclass
@@ -102,9 +104,20 @@ class Learner:
         return self.tools.evaluate(expression)
 
     def wait_for(self, expression: str, what: str) -> object:
-        value = self.tools.wait_for(expression, LEARNER_SECONDS)
-        assert value, f"waited {LEARNER_SECONDS} s for {what}"
-        return value
+        """The value of `expression` once truthy, asked again while a page loads (which
+        answers no question: "Inspected target navigated or closed")."""
+        deadline = time.monotonic() + LEARNER_SECONDS
+        while time.monotonic() < deadline:
+            try:
+                value = self.js(expression)
+            except AssertionError as error:
+                if "navigated" not in str(error) and "context" not in str(error):
+                    raise
+                value = None
+            if value:
+                return value
+            time.sleep(0.25)
+        raise AssertionError(f"waited {LEARNER_SECONDS} s for {what}")
 
     def open_lab(self) -> None:
         self.tools.call("Page.navigate", url=f"{self.served.address}/lab/index.html")
@@ -243,6 +256,13 @@ def test_a_learner_checks_solves_reloads_and_hands_in_offline(site, learner, tmp
         time.sleep(0.2)
     with zipfile.ZipFile(downloaded) as archive:
         assert sorted(archive.namelist()) == sorted(EXERCISE_FILES), archive.namelist()
+    learner.open_notebook(EQUATIONS)
+    cells = json.loads((site / "files" / EQUATIONS).read_text(encoding="utf-8"))["cells"]
+    math = next(i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "$" in
+                "".join(c["source"]))  # fmt: skip
+    learner.js(f"window.nb.content.scrollToItem({math}).then(() => true)")  # drawn when seen
+    typeset = "window.nb.content.node.querySelectorAll('mjx-container').length"
+    learner.wait_for(typeset, "the equations of notebook 06 to be typeset (with no CDN)")
     results = grade_zip(downloaded, tmp_path / "grades")
     assert results["score"] == pytest.approx(BY_ID["2.1"].points), results["output"]
     asked = learner.asked_by_pages()

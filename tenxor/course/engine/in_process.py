@@ -31,12 +31,12 @@ OUTPUT_CHARS = 4000  # of what the run printed, kept as a process's output is
 @contextlib.contextmanager
 def as_a_test_process(root: Path, profile: str) -> Iterator[io.StringIO]:
     """What a test process would have in the block: the tree as its folder, the hypothesis
-    profile, no bytecode written, and its own output (yielded)."""
+    profile, no bytecode written into the tree, and its own output (yielded)."""
     folder, path, writes = Path.cwd(), list(sys.path), sys.dont_write_bytecode
     profile_before = os.environ.get("TENXOR_HYPOTHESIS_PROFILE")
     output = io.StringIO()
     os.chdir(root)
-    sys.dont_write_bytecode = True
+    sys.dont_write_bytecode = writes if sys.pycache_prefix else True  # none among the files
     os.environ["TENXOR_HYPOTHESIS_PROFILE"] = profile
     try:
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
