@@ -64,6 +64,25 @@ sys.path.insert(0, "{DRIVE}")
 sys.pycache_prefix = "/tmp/pycache"  # compiled modules in memory, not among your files"""
 
 
+# What the browser cannot install, stood in for by a module that says so when it is used
+# (notebook 01 imports ml_dtypes to compare with; its cells that use it then explain).
+ML_DTYPES_STAND_IN = '''"""ml_dtypes is not in the browser: Pyodide has no build of it.
+
+Importing it works, so the notebooks run; using it raises an error that says so. The output
+stored under a notebook cell that uses it shows what it gives on a machine.
+"""
+
+
+def __getattr__(name: str):
+    raise ModuleNotFoundError(
+        f"ml_dtypes.{name} is not available in the browser (ml_dtypes has no build for "
+        "Pyodide): the output stored under this cell shows what it gives on a machine, "
+        "and `python3 course.py lab` runs it on yours"
+    )
+'''
+STAND_INS = {"ml_dtypes.py": ML_DTYPES_STAND_IN}
+
+
 def with_setup_cell(notebook: dict) -> dict:
     """`notebook` with the browser's set-up cell first."""
     cell = {
@@ -79,13 +98,15 @@ def with_setup_cell(notebook: dict) -> dict:
 
 def copy_contents(release: Path, contents: Path) -> None:
     """The release's CONTENTS into `contents`, each notebook with the set-up cell first and
-    without the stored kernel's Python version (the browser's is another)."""
+    without the stored kernel's Python version (the browser's is another), and STAND_INS."""
     for name in CONTENTS:
         source = release / name
         if source.is_dir():
             shutil.copytree(source, contents / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
             shutil.copyfile(source, contents / name)
+    for name, text in STAND_INS.items():
+        (contents / name).write_text(text, encoding="utf-8")
     for path in sorted((contents / "notebooks").glob("*.ipynb")):
         notebook = with_setup_cell(json.loads(path.read_text(encoding="utf-8")))
         notebook["metadata"].get("language_info", {}).pop("version", None)
@@ -153,15 +174,18 @@ def build_site(course: Path, out: Path, pyodide: Path | None = None) -> Path:
             "PipliteAddon": {"piplite_urls": [str(path) for path in wheels]},
         }
         (lite / "jupyter_lite_config.json").write_text(json.dumps(config, indent=1))
-        shutil.rmtree(out, ignore_errors=True)
+        # Built in the scratch folder: with SOURCE_DATE_EPOCH, the build dates back every
+        # file beside its output folder too, which must not be the instructor's.
         build = [sys.executable, "-m", "jupyter", "lite", "build", "--lite-dir", str(lite)]
         environment = {**os.environ, "SOURCE_DATE_EPOCH": "1577836800"}  # 2020-01-01
         done = subprocess.run(
-            [*build, "--output-dir", str(out.resolve())],
+            [*build, "--output-dir", str(lite / "output")],
             cwd=lite, capture_output=True, text=True, env=environment,
         )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"jupyter lite build failed:\n{done.stdout[-3000:]}{done.stderr}")
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.copytree(lite / "output", out)
     if pyodide is not None:
         shutil.copytree(pyodide, out / "pyodide")
     return out

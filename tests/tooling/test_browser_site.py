@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -32,7 +33,7 @@ from instructor.authoring.pyodide import (
     assemble_pyodide,
     checked,
 )
-from instructor.authoring.site import SETUP_TAG, build_site
+from instructor.authoring.site import SETUP_TAG, STAND_INS, build_site
 from instructor.sandbox.exposure import course_secrets, held_in_archive
 from tenxor.course.catalog import BY_ID, EXERCISE_FILES
 from tests.tooling.browser import DevTools, chromium
@@ -277,7 +278,7 @@ def test_a_learner_checks_solves_reloads_and_hands_in_offline(site, learner, tmp
 def test_the_site_holds_no_secret_and_the_same_tree_gives_the_same_site(site, tmp_path):
     """Every file of the site read: no solution, hidden test or grading code (as text, or in
     a wheel or zip); built again, every file is the same (Pyodide's from its CDN then, the
-    one setting that differs)."""
+    one setting that differs), and nothing beside the site's folder changed."""
     secrets = course_secrets(ROOT)
     files = sorted(path for path in site.rglob("*") if path.is_file())
     assert len(files) > 100
@@ -291,9 +292,13 @@ def test_the_site_holds_no_secret_and_the_same_tree_gives_the_same_site(site, tm
             found = None
         assert found is None, f"{path.relative_to(site)} holds {found}"
     contents = {path.relative_to(site / "files").parts[0] for path in (site / "files").rglob("*")}
-    assert contents == {"notebooks", "tenxor", "tests", "pyproject.toml"}, contents
+    assert contents == {"notebooks", "tenxor", "tests", "pyproject.toml", *STAND_INS}, contents
     assert not (site / "files" / "tests" / "hidden").exists()
+    beside = tmp_path / "beside.txt"  # an instructor's file next to the site's folder
+    beside.write_text("kept as it is")
+    written = beside.stat().st_mtime
     again = build_site(ROOT, tmp_path / "again")
+    assert beside.stat().st_mtime == written, "building the site dated back a file beside it"
     first = {p.relative_to(site): hashlib.sha256(p.read_bytes()).digest() for p in files}
     second = {p.relative_to(again): hashlib.sha256(p.read_bytes()).digest()
               for p in again.rglob("*") if p.is_file()}  # fmt: skip
@@ -311,3 +316,16 @@ def test_a_package_file_that_is_not_pyodides_is_refused(site):
     assert checked("numpy", wheel, entry) == wheel
     with pytest.raises(PyodideMismatch, match=f"numpy: sha256 .* Pyodide {PYODIDE_VERSION}"):
         checked("numpy", wheel + b"\0", entry)
+
+
+def test_what_the_browser_cannot_install_imports_and_says_so_when_used(site):
+    """ml_dtypes has no Pyodide build: the site's stand-in imports (notebook 01's first cell
+    runs), and using it names the browser, the stored output and the local command."""
+    spec = importlib.util.spec_from_file_location("ml_dtypes", site / "files" / "ml_dtypes.py")
+    stand_in = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stand_in)
+    with pytest.raises(ModuleNotFoundError, match="bfloat16 is not available in the browser"):
+        stand_in.bfloat16  # noqa: B018 - the use that must explain itself
+    first = json.loads((site / "files" / "notebooks" / "01_storage.ipynb").read_text("utf-8"))
+    imports = "".join(next(c for c in first["cells"][1:] if c["cell_type"] == "code")["source"])
+    assert "import ml_dtypes" in imports and "from ml_dtypes" not in imports, imports
