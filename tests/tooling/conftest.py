@@ -20,6 +20,7 @@ SLOWEST_FIRST = (
     "test_after_grading.py",
     "test_grading.py",
     "test_new_chapter.py",
+    "test_browser_site.py",
     "test_autograder_targets.py",
     "test_check.py",
     "test_each_exercise_alone.py",
