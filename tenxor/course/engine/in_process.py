@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 from ..broken import modules_set_aside
 
@@ -29,21 +30,18 @@ def as_a_test_process(root: Path, environment: dict[str, str]) -> Iterator[io.St
     """What a test process would have in the block: the tree as its folder, `environment`
     added to its own, no bytecode written into the tree, and its own output (yielded)."""
     folder, writes, output = Path.cwd(), sys.dont_write_bytecode, io.StringIO()
-    before = {name: os.environ.get(name) for name in environment}
     os.chdir(root)
     sys.dont_write_bytecode = writes if sys.pycache_prefix else True  # none among the files
-    os.environ.update(environment)
     try:
-        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        with (
+            mock.patch.dict(os.environ, environment),
+            contextlib.redirect_stdout(output),
+            contextlib.redirect_stderr(output),
+        ):
             yield output
     finally:
         os.chdir(folder)
         sys.dont_write_bytecode = writes
-        for name, value in before.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def pytest_in_this_process(
