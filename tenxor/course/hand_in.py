@@ -29,7 +29,7 @@ def submission_bytes(root: Path) -> bytes:
     if missing:
         raise FileNotFoundError(f"no {', '.join(missing)} in {root}: nothing is handed in")
     written = io.BytesIO()
-    with zipfile.ZipFile(written, "w") as archive:
+    with zipfile.ZipFile(written, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in EXERCISE_FILES:
             entry = zipfile.ZipInfo(path, ENTRY_TIME)
             archive.writestr(entry, (root / path).read_bytes(), zipfile.ZIP_DEFLATED)

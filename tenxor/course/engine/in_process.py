@@ -1,7 +1,7 @@
 """Checks in the browser, where Python (Pyodide) has no processes: the tests run in the
 kernel itself, as a separate process would run them.
 
-    pytest_in_this_process(root, ["tests/test_strides.py", "--exercise", "2.1"], output, {})
+    run_in_this_process(root, ["tests/test_strides.py", "--exercise", "2.1"], 20.0)
 
 The modules of the course tree (tenxor's and the tests') are set aside before the run and
 put back after it, so the run imports the files as they are now (a learner's edits count
@@ -16,43 +16,62 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from unittest import mock
 
 from ..broken import modules_set_aside
+from .running import PLUGIN_OPTIONS, PytestProcess, Run, record_not_run
 
 IN_BROWSER = sys.platform == "emscripten"
+OUTPUT_CHARS = 4000  # of what the run printed, kept as a process's output is
 
 
 @contextlib.contextmanager
-def as_a_test_process(root: Path, environment: dict[str, str]) -> Iterator[io.StringIO]:
-    """What a test process would have in the block: the tree as its folder, `environment`
-    added to its own, no bytecode written into the tree, and its own output (yielded)."""
-    folder, writes, output = Path.cwd(), sys.dont_write_bytecode, io.StringIO()
+def as_a_test_process(root: Path, profile: str) -> Iterator[io.StringIO]:
+    """What a test process would have in the block: the tree as its folder, the hypothesis
+    profile, no bytecode written into the tree, and its own output (yielded)."""
+    folder, path, writes = Path.cwd(), list(sys.path), sys.dont_write_bytecode
+    profile_before = os.environ.get("TENXOR_HYPOTHESIS_PROFILE")
+    output = io.StringIO()
     os.chdir(root)
     sys.dont_write_bytecode = writes if sys.pycache_prefix else True  # none among the files
+    os.environ["TENXOR_HYPOTHESIS_PROFILE"] = profile
     try:
-        with (
-            mock.patch.dict(os.environ, environment),
-            contextlib.redirect_stdout(output),
-            contextlib.redirect_stderr(output),
-        ):
+        with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             yield output
     finally:
         os.chdir(folder)
+        sys.path[:] = path
         sys.dont_write_bytecode = writes
+        if profile_before is None:
+            os.environ.pop("TENXOR_HYPOTHESIS_PROFILE", None)
+        else:
+            os.environ["TENXOR_HYPOTHESIS_PROFILE"] = profile_before
 
 
-def pytest_in_this_process(
-    root: Path, pytest_args: list[str], output: Path, environment: dict[str, str]
-) -> int:
-    """Run pytest with `pytest_args` on the tree at `root` in this process, as a test process
-    with `environment` added to its own runs it (its modules imported afresh, what it prints
-    written to `output`); its exit code."""
+def run_in_this_process(
+    root: Path, pytest_args: list[str], seconds: float, profile: str = "check"
+) -> Run:
+    """Run pytest on the tree at `root` in this process, each test stopped after `seconds`
+    and the run after twice that; every test's result, as run_tests gives it."""
     import pytest  # the kernel's first check pays for it, not its start
 
-    with modules_set_aside(root), as_a_test_process(root, environment) as printed:
-        code = pytest.main([*pytest_args, "--capture=sys", "-p", "no:faulthandler"])
-    output.write_text(printed.getvalue(), encoding="utf-8")
-    return int(code)
+    started, run = time.monotonic(), Run()
+    with tempfile.TemporaryDirectory(prefix="tenxor-check-") as scratch:
+        pytest_process = PytestProcess(root, Path(scratch), 1)
+        options = [*PLUGIN_OPTIONS, f"--results={pytest_process.events_path}"]
+        options += [f"--test-timeout={seconds}", "--continue-on-collection-errors"]
+        options += ["--capture=sys", "-p", "no:faulthandler", *pytest_args]
+        with modules_set_aside(root), as_a_test_process(root, profile) as output:
+            code = pytest.main(options)
+        pytest_process.take(run)
+    run.output = output.getvalue()[-OUTPUT_CHARS:]
+    if not pytest_process.finished:
+        run.problem = f"pytest could not run them (exit code {int(code)})"
+    elif any(result.timed_out for result in run.results.values()):
+        run.problem = f"stopped after {seconds:g} s, the time a check may take"
+    record_not_run(run, "the run stopped before it")
+    run.seconds = time.monotonic() - started
+    return run

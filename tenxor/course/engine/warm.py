@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import CATALOG
-from .in_process import IN_BROWSER, pytest_in_this_process
+from .in_process import IN_BROWSER, run_in_this_process
 from .running import (
     FORGET_EDITABLE_INSTALLS,
     PLUGIN_OPTIONS,
@@ -352,36 +352,6 @@ def in_a_new_process(
     return run_tests(root, pytest_args, limits, profile)
 
 
-def ran_here(
-    root: Path, args: list[str], pytest_process: PytestProcess, environment: dict[str, str]
-) -> Ending:
-    """How pytest with `args` ended, run in this process with `environment` added to its
-    own, as the worker's child has it (see in_process.py)."""
-    forked, cpu = time.time(), time.process_time()
-    code = pytest_in_this_process(root, args, pytest_process.output_path, environment)
-    return Ending(code, False, forked, time.process_time() - cpu)
-
-
-def ran_in_the_worker(
-    root: Path, request: dict[str, Any], pytest_process: PytestProcess, seconds: float
-) -> Ending | None:
-    """How the child of the warm worker that ran `request` ended; None when the worker died
-    twice (a new worker is tried once)."""
-    for _ in range(2):
-        try:
-            return KEEPER.worker_for(root).run(request, seconds)
-        except WorkerDied:
-            KEEPER.stop()
-            for path in (pytest_process.events_path, pytest_process.output_path):
-                path.unlink(missing_ok=True)
-        except BaseException:
-            # An interrupted check (the kernel's stop button): the worker's next answers
-            # would belong to this check, so a new worker serves the next one.
-            KEEPER.stop()
-            raise
-    return None
-
-
 def run_checked(
     root: Path,
     pytest_args: list[str],
@@ -402,28 +372,42 @@ def run_checked(
         f"--check-memory-mb={memory_mb}",
     ]
     named += pytest_args
-    if not hasattr(os, "fork") and not IN_BROWSER:
+    if IN_BROWSER:  # no processes: the kernel runs the tests itself
+        return run_in_this_process(root, named, seconds, profile)
+    if not hasattr(os, "fork"):
         return in_a_new_process(root, named, seconds, memory_mb, profile)
     started = time.monotonic()
     with KEEPER.lock, tempfile.TemporaryDirectory(prefix="tenxor-check-") as scratch:
         pytest_process = PytestProcess(root, Path(scratch), 1)
-        args = [*PLUGIN_OPTIONS, *NAMED_PLUGINS, *UNSHOWN_PLUGINS]
-        args += [f"--results={pytest_process.events_path}", *named]
-        environment = {"TENXOR_HYPOTHESIS_PROFILE": profile}
-        if IN_BROWSER:  # no processes: the kernel runs the tests itself
-            ending = ran_here(root, args, pytest_process, {**environment, **ONLY_NAMED_PLUGINS})
-        else:
-            request = {
-                "root": str(root),
-                "args": args,
-                "output": str(pytest_process.output_path),
-                "memory_mb": memory_mb,
-                "environment": environment,
-                "fresh_modules": sorted({item.module for item in CATALOG}),
-            }
-            ending = ran_in_the_worker(root, request, pytest_process, seconds)
-            if ending is None:
-                return in_a_new_process(root, named, seconds, memory_mb, profile)
+        request = {
+            "root": str(root),
+            "args": [
+                *PLUGIN_OPTIONS,
+                *NAMED_PLUGINS,
+                *UNSHOWN_PLUGINS,
+                f"--results={pytest_process.events_path}",
+                *named,
+            ],
+            "output": str(pytest_process.output_path),
+            "memory_mb": memory_mb,
+            "environment": {"TENXOR_HYPOTHESIS_PROFILE": profile},
+            "fresh_modules": sorted({item.module for item in CATALOG}),
+        }
+        for attempt in range(2):
+            try:
+                ending = KEEPER.worker_for(root).run(request, seconds)
+                break
+            except WorkerDied:
+                KEEPER.stop()
+                if attempt == 1:
+                    return in_a_new_process(root, named, seconds, memory_mb, profile)
+                for path in (pytest_process.events_path, pytest_process.output_path):
+                    path.unlink(missing_ok=True)
+            except BaseException:
+                # An interrupted check (the kernel's stop button): the worker's next answers
+                # would belong to this check, so a new worker serves the next one.
+                KEEPER.stop()
+                raise
         run = Run()
         pytest_process.take(run)
         finish(run, pytest_process, ending, seconds)
