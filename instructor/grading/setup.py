@@ -30,6 +30,7 @@ from instructor.sandbox.interface import (
     scratch_base,
     sweep,
     system_steps,
+    usable_cpus,
 )
 
 GRADING_LIMITS = SandboxLimits()
@@ -128,7 +129,7 @@ def grading_setup(
     if mode is SandboxMode.UNPROTECTED and not unprotected:
         why = namespaces_refusal(own_user=False) or "the unprotected sandbox was asked for"
         raise GradingRefused(UNPROTECTED_REFUSAL.format(why=why))
-    judges = max(1, (os.cpu_count() or 1) // max(1, jobs))
+    judges = max(1, usable_cpus() // max(1, jobs))  # one in a 0.5-CPU container
     if max(1, jobs) * judges > JUDGE_USERS or jobs >= BLOCK - JUDGE_USERS:
         raise ValueError(f"--jobs {jobs} needs more than the {BLOCK} users of a block")
     slots = max(1, jobs) * judges if grouped else max(1, jobs)

@@ -28,6 +28,7 @@ from instructor.sandbox.machine import (
     namespaces_refusal,
     sandbox_mode,
     scratch_base,
+    usable_cpus,
 )
 from instructor.sandbox.plain_data import Kinds, tensor_kinds
 from instructor.sandbox.protections import (
@@ -64,5 +65,6 @@ __all__ = [
     "scratch_base",
     "sweep",
     "system_steps",
+    "usable_cpus",
     "tensor_kinds",
 ]

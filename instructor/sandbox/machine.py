@@ -3,6 +3,7 @@ users of the workers' own, and a scratch folder the judges' users can reach."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import tempfile
@@ -43,6 +44,49 @@ def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
     if why:
         raise OSError(f"the {requested} sandbox needs bubblewrap's namespaces: {why}")
     return requested
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may keep busy: those it may run on, fewer where its cgroup's
+    CPU quota allows less (in Gradescope's default container, 0.5 CPU: 1)."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    quota = cpu_quota()
+    return max(1, min(cpus or 1, math.ceil(quota) if quota else cpus or 1))
+
+
+def cpu_quota() -> float | None:
+    """The CPUs' worth of time this process's cgroups allow it (the least of its own cgroup
+    and those above, in the v1 cpu hierarchy and the unified one), None without a limit."""
+    if not sys.platform.startswith("linux"):
+        return None
+    mounts = [line.split() for line in Path("/proc/self/mounts").read_text().splitlines()]
+    quotas = []
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        unified = controllers == ""
+        if not unified and "cpu" not in controllers.split(","):
+            continue
+        for _, point, kind, options, *_ in mounts:
+            v1_cpu = kind == "cgroup" and "cpu" in options.split(",")
+            if (kind == "cgroup2") if unified else v1_cpu:
+                folder = Path(point) / path.lstrip("/")
+                above = [p for p in folder.parents if p.is_relative_to(point)]
+                quotas += [q for q in map(folder_quota, [folder, *above]) if q]
+                break
+    return min(quotas, default=None)
+
+
+def folder_quota(folder: Path) -> float | None:
+    """The CPUs' worth of time a cgroup folder allows: its cpu.max (unified), else its
+    cpu.cfs_quota_us over cpu.cfs_period_us (v1); None without a limit or such a file."""
+    try:
+        if (folder / "cpu.max").is_file():
+            limit, period = (folder / "cpu.max").read_text().split()
+            return None if limit == "max" else int(limit) / int(period)
+        quota = int((folder / "cpu.cfs_quota_us").read_text())
+        return None if quota < 0 else quota / int((folder / "cpu.cfs_period_us").read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def scratch_base(mode: SandboxMode) -> str:

@@ -21,6 +21,7 @@ import pytest
 
 from instructor.authoring.release import stubbed_source
 from instructor.sandbox.launcher import ENTER_GROUP, grading_users
+from instructor.sandbox.machine import folder_quota
 from instructor.sandbox.protections import SandboxMode
 from instructor.sandbox.worker_group import own_cgroup
 from tenxor.course.catalog import BY_ID, CATALOG, stub_line
@@ -133,6 +134,37 @@ def kill_cgroup_v1(folder: Path) -> None:
     for pid in (folder / "cgroup.procs").read_text().split():
         with contextlib.suppress(ProcessLookupError):
             os.kill(int(pid), signal.SIGKILL)
+
+
+USABLE_CPUS = "from instructor.sandbox.machine import usable_cpus; print(usable_cpus())"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root makes the container's cgroups")
+def test_in_half_a_cpu_grading_counts_one_cpu_and_runs_one_judge():
+    """Gradescope's default container offers 0.5 CPU of a host with more: grading counts the
+    CPUs its cgroup's quota allows, so a submission's tests run in one judge process (not
+    a judge per CPU of the host, each collecting every test in 768 MB)."""
+    with gradescope_container() as prefix:
+        assert prefix, "no cgroup with a CPU quota could be made"
+        done = subprocess.run([*prefix, sys.executable, "-c", USABLE_CPUS], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"], f"usable CPUs in 0.5 CPU: {done.stdout}"
+
+
+@pytest.mark.parametrize(
+    "files, cpus",
+    [({"cpu.max": "50000 100000\n"}, 0.5), ({"cpu.max": "max 100000\n"}, None),
+     ({"cpu.max": "250000 100000\n"}, 2.5),
+     ({"cpu.cfs_quota_us": "50000\n", "cpu.cfs_period_us": "100000\n"}, 0.5),
+     ({"cpu.cfs_quota_us": "-1\n", "cpu.cfs_period_us": "100000\n"}, None), ({}, None)],
+)  # fmt: skip
+def test_a_cgroups_cpu_quota_is_read_in_either_hierarchy(tmp_path, files, cpus):
+    """cpu.max of the unified hierarchy and cpu.cfs_quota_us of v1, as the kernel writes
+    them: the CPUs' worth they allow, None for none."""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert folder_quota(tmp_path) == cpus, files
 
 
 def graded_by_gradescope(root: Path, environment: dict[str, str], fixture: Fixture) -> dict:
