@@ -126,10 +126,13 @@ def solved_source(path: Path) -> str:
 
 
 def probed_source(path: Path) -> str:
-    """The text of `path` with a probe line at the top of every solution region."""
+    """The text of `path` with a probe call at the top of every solution region, on its
+    BEGIN line (the marker kept after it as a comment): every line stays where it was, so a
+    failure in the probed tree names the lines of the tree itself."""
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    for region in reversed(find_regions(path, set(BY_ID))):
-        lines.insert(region.begin, probe_line(region.indent, region.exercise_id))
+    for region in find_regions(path, set(BY_ID)):
+        probe = probe_line(region.indent, region.exercise_id).rstrip("\n")
+        lines[region.begin - 1] = f"{probe}  {lines[region.begin - 1].strip()}\n"
     return "".join(lines)
 
 

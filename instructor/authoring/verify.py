@@ -1,6 +1,8 @@
 """The gates that prove every exercise is graded.
 
-1. reference: the instructor's tree passes every test, public and hidden.
+1. reference: the instructor's tree passes every test, public and hidden (run in gate 3's
+   probe tree, whose every line is where the tree has it: the same run shows which solution
+   regions each test reaches).
 2. release: in the student release every exercise test fails with a NotImplementedError
    naming an exercise.
 3. stubs: stubbing one exercise fails its own tests, and never a test of an exercise that does
@@ -8,7 +10,8 @@
    every solution region) prove it for all exercises at once: with each test's own exercise
    stubbed, every test must fail; with nothing stubbed, a test may only reach the regions of
    its own exercise and the exercises it depends on. A test that never reaches a region runs
-   exactly as before when that region is stubbed, so it stays green.
+   exactly as before when that region is stubbed, so it stays green. (The run with nothing
+   stubbed is gate 1's, where both gates run.)
 4. catalog: catalog, solution regions and test markers match one to one; points add to 100.
 5. notebooks: the release imports, and each of its notebooks runs up to its first unfinished
    exercise with nothing but NotImplementedErrors that name exercises.
@@ -142,9 +145,31 @@ def run_problems(run: Run) -> list[str]:
     return found
 
 
-def gate_reference(root: Path, scope: Scope = EVERY_CHAPTER) -> tuple[Gate, Run]:
-    """Gate 1: the reference tree passes every public and hidden test."""
-    run = run_tests(root, [*suite_options(root), *scope.test_options(root)], VERIFY_LIMITS)
+def probe_tree(root: Path, scratch: Path) -> Path:
+    """The probe tree of the course at `root`, written into `scratch` once: the tree with a
+    probe call at the top of every solution region (each line where it was) and the probe
+    plugin those calls reach."""
+    probe = scratch / "probe"
+    if probe.exists():
+        return probe
+    write_tree(root, probe, NOT_NEEDED_FOR_TESTS, rewrite=probed_source)
+    for relative in module_files(PROBE):
+        (probe / relative).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / relative, probe / relative)
+    return probe
+
+
+def probed_run(root: Path, scratch: Path, scope: Scope, *options: str) -> Run:
+    """The tests of `scope` run on the probe tree with the probe plugin and `options`; each
+    test's result records the solution regions it reached."""
+    probe = probe_tree(root, scratch)
+    arguments = [*suite_options(probe), *scope.test_options(probe), "-p", PROBE, *options]
+    return run_tests(probe, arguments, VERIFY_LIMITS)
+
+
+def gate_reference(run: Run) -> Gate:
+    """Gate 1: the reference passes every public and hidden test, in the `run` of every test
+    on the probe tree (its probe calls record which regions each test reaches, for gate 3)."""
     gate = Gate("reference", f"{len(run.collected)} tests on the reference tree")
     gate.problems += run_problems(run)
     for result in run.results.values():
@@ -152,7 +177,7 @@ def gate_reference(root: Path, scope: Scope = EVERY_CHAPTER) -> tuple[Gate, Run]
             gate.problems.append(
                 f"{result.test} ({result.exercise}) {result.outcome}: {result.message}"
             )
-    return gate, run
+    return gate
 
 
 def gate_release(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
@@ -183,19 +208,15 @@ def gate_release(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gat
     return gate
 
 
-def gate_stubs(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
+def gate_stubs(
+    root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER, reached: Run | None = None
+) -> Gate:
     """Gate 3: each exercise's tests fail with it stubbed; tests only reach the regions of
-    their own exercise and of the exercises it depends on."""
-    probe = scratch / "probe"
-    write_tree(root, probe, NOT_NEEDED_FOR_TESTS, rewrite=probed_source)
-    for relative in module_files(PROBE):  # the probe plugin, which the probe lines call
-        (probe / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / relative, probe / relative)
-    options = [*suite_options(probe), *scope.test_options(probe), "-m", "not provided"]
-    options += ["-p", PROBE]
-    reached = run_tests(probe, options, VERIFY_LIMITS)
-    stubbed = run_tests(probe, [*options, "--stub-own"], VERIFY_LIMITS)
-    tests = exercise_tests_of(reached)
+    their own exercise and of the exercises it depends on (as the run `reached`, on the
+    probe tree with nothing stubbed, recorded them: gate 1's run, else one of its own)."""
+    stubbed = probed_run(root, scratch, scope, "-m", "not provided", "--stub-own")
+    reached = reached or probed_run(root, scratch, scope, "-m", "not provided")
+    tests = {t: owner for t, owner in exercise_tests_of(reached).items() if t in stubbed.collected}
     gate = Gate("stubs", f"{len(tests)} exercise tests, each with its own exercise stubbed")
     gate.problems += run_problems(reached) + run_problems(stubbed)
     for test, owner in tests.items():
@@ -464,7 +485,10 @@ def verify(
                 continue
             say(f"gate {number} ({name}) ...")
             if name == "reference":
-                gate, reference = gate_reference(root, scope)
+                reference = probed_run(root, scratch, scope)
+                gate = gate_reference(reference)
+            elif name == "stubs":
+                gate = gate_stubs(root, scratch, scope, reference)
             elif name == "catalog":
                 whole = reference if reference and not scope.chapters else None
                 collected = whole or run_tests(root, ["--collect-only", *suite_options(root)])
