@@ -26,7 +26,7 @@ from .catalog import (
     stub_message,
     tests_of,
 )
-from .engine import Limits, Result, Run, function_of, run_checked, short_name
+from .engine import Limits, Result, Run, function_of, run_checked, short_name, tree_to_read
 from .failure_words import failure_in_words, wrapped
 from .hints_shown import hints_so_far, show_hint
 from .remembered import fingerprints, recalled, remember
@@ -192,18 +192,19 @@ def check_exercise(
 ) -> Status:
     """Run the public tests of one exercise and print what happened; its status."""
     item, root = exercise(exercise_id), root or course_root()
-    if said_broken(root, out):
+    tree = tree_to_read(root)  # root, but in the browser its copy in memory
+    if said_broken(tree, out):
         return Status(item, FAILING, 0, 0)
-    options = [*ordered_test_files(root, item), "--exercise", item.id]
-    prints = fingerprints(root)
+    options = [*ordered_test_files(tree, item), "--exercise", item.id]
+    prints = fingerprints(tree)
     run = run_checked(
-        root, options + public_test_options(root), limits.run_seconds, limits.memory_mb
+        tree, options + public_test_options(tree), limits.run_seconds, limits.memory_mb
     )
     if not run.problem and not run.collect_errors:
         remember(root, prints, {item.id: results_of(run, item)})
-    elif said_broken(root, out, imports_checked=True):
+    elif said_broken(tree, out, imports_checked=True):
         return Status(item, FAILING, 0, 0)
-    return report_exercise(item, run, root, out)
+    return report_exercise(item, run, tree, out)
 
 
 def said_broken(root: Path, out: TextIO, imports_checked: bool = False) -> bool:
@@ -227,15 +228,16 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     that are started and changed since their tests last ran (see remembered.py); an exercise
     whose stub is still in place is not started, whatever its tests say."""
     root = root or course_root()
-    if said_broken(root, out):
+    tree = tree_to_read(root)  # root, but in the browser its copy in memory
+    if said_broken(tree, out):
         return []
-    prints = fingerprints(root)
+    prints = fingerprints(tree)
     known = recalled(root, prints)
-    started = [item for item in CATALOG if is_started(root, item)]
+    started = [item for item in CATALOG if is_started(tree, item)]
     stale = [item for item in started if item.id not in known]
     # Results are remembered only from runs that imported the package, and any edit of it
     # changes a fingerprint: when every started exercise's results hold, it imports as then.
-    if (stale or not started) and said_broken(root, out, imports_checked=True):
+    if (stale or not started) and said_broken(tree, out, imports_checked=True):
         return []
     out.write(
         f"Running the tests of {len(stale)} of the {len(started)} exercises you have started "
@@ -245,9 +247,9 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     run = Run()
     if stale:
         chosen = [option for item in stale for option in ("--exercise", item.id)]
-        options = [*public_test_options(root), *chosen, f"--split={processes()}"]
+        options = [*public_test_options(tree), *chosen, f"--split={processes()}"]
         run = run_checked(
-            root, options, PROGRESS_SECONDS, CHECK_LIMITS.memory_mb, "progress", explain=False
+            tree, options, PROGRESS_SECONDS, CHECK_LIMITS.memory_mb, "progress", explain=False
         )
         if not run.problem and not run.collect_errors:
             remember(root, prints, {item.id: results_of(run, item) for item in stale})
@@ -255,7 +257,7 @@ def progress(root: Path | None = None, out: TextIO = sys.stdout) -> list[Status]
     out.write(f"\n{'exercise':<9}{'title':<40}{'points':>6}  status\n")
     for item in CATALOG:
         results = known.get(item.id) or results_of(run, item)
-        status = status_of(root, item, results)
+        status = status_of(tree, item, results)
         statuses.append(status)
         note = f" ({status.passed}/{status.total} tests)" if status.state == FAILING else ""
         if status.state == FAILING and status.waits_for:

@@ -6,6 +6,7 @@ in a separate process gives."""
 from __future__ import annotations
 
 import io
+import os
 import signal
 import sys
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from instructor.authoring.release import write_release
 from tenxor.course.broken import import_problem, modules_of_tree
 from tenxor.course.check import DONE, FAILING, NOT_STARTED, check_exercise
 from tenxor.course.engine import Limits, warm
+from tenxor.course.engine.in_process import brought_up_to_date, tree_to_read
 from tests.tooling.submissions import replace_stub, restore
 
 pytestmark = pytest.mark.provided
@@ -89,3 +91,40 @@ def test_a_module_that_does_not_import_is_named_without_a_process(release, monke
     problem = import_problem(release)
     assert problem and "tenxor/views.py" in problem[0] and "boom 42" in " ".join(problem)
     assert sys.modules.get("tenxor.views") is before, "the failed import took the caller's place"
+
+
+def test_the_copy_in_memory_follows_every_change_and_reads_only_changed_files(tmp_path):
+    """In the browser a check reads a copy of the course in memory: brought up to date, it
+    holds exactly the files the course holds now (an edited file, a new one, none that was
+    removed, no compiled ones), and a file whose size and time did not change is not read
+    again (a look at the browser's storage is a request)."""
+    source, copy = tmp_path / "course", tmp_path / "copy"
+    (source / "tenxor" / "__pycache__").mkdir(parents=True)
+    (source / "tests").mkdir()
+    files = {"tenxor/strides.py": "def f():\n    return 1\n", "tenxor/views.py": "x = 1\n",
+             "tests/test_strides.py": "def test():\n    pass\n",
+             "pyproject.toml": "[x]\n"}  # fmt: skip
+    for relative, text in files.items():
+        (source / relative).write_text(text)
+    (source / "tenxor" / "__pycache__" / "strides.cpython-312.pyc").write_bytes(b"\0")
+    names = ("tenxor", "tests", "pyproject.toml")
+
+    def held(folder: Path) -> dict[str, str]:
+        return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*")
+                if p.is_file()}  # fmt: skip
+
+    brought_up_to_date(source, copy, names)
+    assert held(copy) == files
+    unchanged = copy / "tenxor" / "views.py"  # planted: only a read of it again would undo it
+    times = unchanged.stat().st_atime_ns, unchanged.stat().st_mtime_ns
+    unchanged.write_text("y = 2\n")
+    os.utime(unchanged, ns=times)
+    (source / "tenxor" / "strides.py").write_text("def f():\n    return 2\n")  # same size
+    os.utime(source / "tenxor" / "strides.py", ns=(10**18, 10**18))
+    (source / "tests" / "test_strides.py").unlink()
+    (source / "tests" / "test_views.py").write_text("def test():\n    assert True\n")
+    brought_up_to_date(source, copy, names)
+    expected = {path: text for path, text in held(source).items() if "__pycache__" not in path}
+    expected["tenxor/views.py"] = "y = 2\n"
+    assert held(copy) == expected, "the copy does not hold the course as it is now"
+    assert tree_to_read(source) == source, "on a machine a check reads the course itself"

@@ -10,6 +10,7 @@ check` in a shell starts without pytest.
 """
 
 from .explain import UNFINISHED, Call, TimeLimitExceeded, call_of, explained, with_calls
+from .in_process import tree_to_read
 from .running import (
     BOOTSTRAP,
     ISOLATE,
@@ -29,6 +30,7 @@ from .running import (
 from .warm import SharedWorker, run_checked, stop_worker, use_the_shells_worker, worker_for
 
 __all__ = [
+    "tree_to_read",
     "BOOTSTRAP",
     "ISOLATE",
     "PLUGIN_OPTIONS",

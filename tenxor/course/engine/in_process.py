@@ -15,6 +15,8 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -26,6 +28,50 @@ from .running import PLUGIN_OPTIONS, PytestProcess, Run, record_not_run
 
 IN_BROWSER = sys.platform == "emscripten"
 OUTPUT_CHARS = 4000  # of what the run printed, kept as a process's output is
+# In the browser, what a check reads, copied into memory (see tree_to_read).
+MEMORY_COPY = Path(tempfile.gettempdir()) / "tenxor-course"
+COPIED = ("tenxor", "tests", "pyproject.toml")
+
+
+def tree_to_read(root: Path) -> Path:
+    """The tree a check reads and runs its tests in: `root` itself on a machine. In the
+    browser, each look at the browser's storage is a request (a check looked hundreds of
+    times), so a check works in a copy in memory, brought up to date with `root` first."""
+    if not IN_BROWSER:
+        return root
+    brought_up_to_date(root, MEMORY_COPY, COPIED)
+    return MEMORY_COPY
+
+
+def brought_up_to_date(source: Path, copy: Path, names: tuple[str, ...]) -> None:
+    """Make `copy` hold the files and folders `names` of `source` as they are now: a file is
+    copied again only where its size or modification time (kept on the copy) differs, and
+    one no longer in `source` is removed from `copy`."""
+    now = {path: info for name in names for path, info in files_below(source, name).items()}
+    before = {path: info for name in names for path, info in files_below(copy, name).items()}
+    for relative in before.keys() - now.keys():
+        (copy / relative).unlink()
+    for relative, (size, modified) in now.items():
+        if before.get(relative) != (size, modified):
+            (copy / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source / relative, copy / relative)
+            os.utime(copy / relative, ns=(modified, modified))
+
+
+def files_below(root: Path, name: str) -> dict[str, tuple[int, int]]:
+    """Each file of `root`'s file or folder `name` (none of its compiled or hidden ones), by
+    its path relative to `root`: its size and modification time in nanoseconds."""
+    try:
+        info = (root / name).stat()  # one look per file, and one listing per folder
+    except FileNotFoundError:
+        return {}
+    if not stat.S_ISDIR(info.st_mode):
+        return {name: (info.st_size, info.st_mtime_ns)}
+    found: dict[str, tuple[int, int]] = {}
+    for entry in os.scandir(root / name):
+        if entry.name != "__pycache__" and not entry.name.startswith("."):
+            found.update(files_below(root, f"{name}/{entry.name}"))
+    return found
 
 
 @contextlib.contextmanager
