@@ -27,10 +27,9 @@ from instructor.entry_points import CI, CLI
 
 ROOT = Path(course.__file__).resolve().parent
 
-# One test process per core and two more: the Gradescope tests hold their grader to half a
-# CPU, and the browser tests and the grading tests' time limits wait on the clock; with one
-# process per core the tooling's tests kept 1.46 of 2 cores busy.
-TOOLING_PROCESSES = (os.cpu_count() or 1) + 2
+# One test process per core and one more: the Gradescope tests hold their grader to half a
+# CPU, and a process waiting on them would leave its core idle.
+TOOLING_PROCESSES = (os.cpu_count() or 1) + 1
 EXTRA = "dev"  # the instructor's run also lints, grades and checks notebooks
 # Debian's packages that tests need, each with the commands that show it is installed:
 # Chromium for the browser tests, Slurm and munge for the test of grading as a job array.
