@@ -73,8 +73,12 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, Path]]:
             time.sleep(0.3)
         yield url, home / "course"
     finally:
-        server.terminate()
-        server.wait(timeout=60)
+        server.terminate()  # it shuts its kernels down first, slowly on a busy machine
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
         log.close()
 
 
