@@ -49,9 +49,10 @@ def sandbox_mode(requested: SandboxMode | None = None) -> SandboxMode:
 def usable_cpus() -> int:
     """The CPUs this process may keep busy: those it may run on, fewer where its cgroup's
     CPU quota allows less (in Gradescope's default container, 0.5 CPU: 1)."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    quota = cpu_quota()
-    return max(1, min(cpus or 1, math.ceil(quota) if quota else cpus or 1))
+    has_affinity = hasattr(os, "sched_getaffinity")
+    cpus = len(os.sched_getaffinity(0)) if has_affinity else os.cpu_count() or 1
+    quota = cpu_quota()  # a positive share of CPUs, or None
+    return min(cpus, math.ceil(quota)) if quota else cpus
 
 
 def cpu_quota() -> float | None:
