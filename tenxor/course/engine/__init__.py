@@ -30,7 +30,6 @@ from .running import (
 from .warm import SharedWorker, run_checked, stop_worker, use_the_shells_worker, worker_for
 
 __all__ = [
-    "tree_to_read",
     "BOOTSTRAP",
     "ISOLATE",
     "PLUGIN_OPTIONS",
@@ -53,6 +52,7 @@ __all__ = [
     "start",
     "stop_worker",
     "tail",
+    "tree_to_read",
     "use_the_shells_worker",
     "with_calls",
     "worker_for",
