@@ -73,10 +73,18 @@ def test_a_stub_a_runaway_loop_and_a_solution_checked_in_this_process(release, i
 def test_the_report_in_this_process_is_the_report_of_a_separate_process(
     release, in_the_browser, monkeypatch
 ):
-    """A wrong answer: the same report, line for line, call, result and rule included."""
+    """A wrong answer: the same report, line for line, call, result and rule included; the
+    kernel's hypothesis shrinks as long as before."""
+    from hypothesis.internal.conjecture import engine
+
     write_release(Path(__file__).resolve().parents[2], release, replace=True)
     replace_stub(release, "2.2", "return tuple(1 for _ in shape)")
+    shrinking = engine.MAX_SHRINKING_SECONDS
     _, here = checked("2.2", release, Limits())
+    assert shrinking == engine.MAX_SHRINKING_SECONDS, (
+        f"after a check, hypothesis shrinks for {engine.MAX_SHRINKING_SECONDS} s, "
+        f"not the {shrinking} s it had before"
+    )
     monkeypatch.undo()  # a check in a separate process, as on a machine
     _, apart = checked("2.2", release, Limits())
     assert "First failure" in here and here == apart

@@ -173,6 +173,7 @@ class Recorder:
         self.failures: dict[str, Failure | str] = {}  # test -> its record, or why it skipped
         self.times = {"started": time.time()}
         self.explained_one = False  # only the first failure is run again and watched
+        self.shrinking_before: float | None = None  # hypothesis's bound, given back at the end
 
     def write(self, **event: Any) -> None:
         self.stream.write(json.dumps(event) + "\n")
@@ -180,7 +181,7 @@ class Recorder:
 
     def pytest_sessionstart(self) -> None:
         if self.explain:
-            bound_shrinking(FIRST_SHRINK_SECONDS)
+            self.shrinking_before = bound_shrinking(FIRST_SHRINK_SECONDS)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -263,6 +264,8 @@ class Recorder:
     def pytest_sessionfinish(self, exitstatus: int) -> None:
         self.write(event="finished", exitstatus=int(exitstatus))
         self.write(event="timing", **self.times, finished=time.time())
+        if self.shrinking_before is not None:  # a check in a kernel leaves hypothesis as it was
+            bound_shrinking(self.shrinking_before)
 
     def pytest_unconfigure(self) -> None:
         self.stream.close()

@@ -27,7 +27,7 @@ import ast
 import dis
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from types import FrameType, TracebackType
 from typing import Any
 
@@ -167,13 +167,16 @@ def example_notes(notes: list[str]) -> list[str]:
     return example + [UNLABELLED_DRAW.sub("drawn: ", note) for note in draws]
 
 
-def bound_shrinking(seconds: float) -> None:
+def bound_shrinking(seconds: float) -> float | None:
     """Let hypothesis shrink a failing example for at most `seconds` per test (a constant of
-    its engine, which it reads each time it starts shrinking)."""
-    with suppress(ImportError):
+    its engine, which it reads each time it starts shrinking); the bound it had before, None
+    without hypothesis."""
+    try:
         from hypothesis.internal.conjecture import engine
-
-        engine.MAX_SHRINKING_SECONDS = seconds
+    except ImportError:
+        return None
+    before, engine.MAX_SHRINKING_SECONDS = engine.MAX_SHRINKING_SECONDS, seconds
+    return before
 
 
 # ---------------------------------------------------------------------------------------------
