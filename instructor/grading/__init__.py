@@ -24,12 +24,12 @@ In layers, each importing only those above it:
 
 from instructor.sandbox.interface import namespaces_allowed
 
-from .batch import EXAMPLES, GradingOptions, grade_batch, students_in
+from .batch import GradingOptions, grade_batch, students_in
 from .credit import DEFAULT_CREDIT, Credit
 from .gradescope import results_json
 from .intake import EXERCISE_MODULES, Assembly
 from .judge_run import JUDGE_SETTINGS, grading_options, read_report_log
-from .setup import GRADING_LIMITS, JUDGE_TREE_EXCLUDED
+from .setup import EXAMPLES, GRADING_LIMITS, JUDGE_TREE_EXCLUDED
 
 __all__ = [
     "DEFAULT_CREDIT",

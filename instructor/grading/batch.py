@@ -55,7 +55,6 @@ from .shards import Shard, timed
 from .spreadsheet import csv_text
 from .student_report import report_html
 
-EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
 RECORD = ".grading-record.json"  # what grading wrote, to resume only from its own results
 SHARD_RECORD = ".shard.json"  # which share of which batch a shard's output holds
 MERGE_RECORD = ".merge.json"  # what a partial merge of shards lacked of the batch

@@ -161,12 +161,12 @@ def set_aside_broken(setup: GradingSetup, assembly: Assembly, slot: int) -> None
 
 
 def judge_options(
-    setup: GradingSetup, expected: dict[str, str], log: Path, spread: bool = False
+    setup: GradingSetup, expected: dict[str, str], log: Path, processes: int = 1
 ) -> list:
     """The judge's pytest options: its plugin, pytest-reportlog's log of every report,
-    pytest-timeout's limit per test, pytest-xdist's processes (when the tests of one
-    submission are `spread` over the set-up's judges), and the tests of `expected` to run.
-    Only these plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
+    pytest-timeout's limit per test, pytest-xdist's `processes` (when the tests of one
+    submission are spread over several), and the tests of `expected` to run. Only these
+    plugins load (JUDGE_SETTINGS turns pytest's automatic loading off)."""
     selection = sorted(set(expected.values()), key=list(BY_ID).index)
     files = sorted({test.split("::")[0] for test in expected})
     plugins = [JUDGE, HYPOTHESIS_PLUGIN, "pytest_timeout"]
@@ -174,8 +174,8 @@ def judge_options(
     options = [option for plugin in plugins for option in ("-p", plugin)]
     options += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-q", "--tb=no"]
     options += [f"--report-log={log}", f"--timeout={JUDGE_LIMITS.test_seconds:g}"]
-    if spread:
-        options += ["-p", "xdist.plugin", "-n", str(setup.judges), "--dist", "load"]
+    if processes > 1:
+        options += ["-p", "xdist.plugin", "-n", str(processes), "--dist", "load"]
         options.append("--max-worker-restart=0")  # a new worker would take a used slot
     return [*options, *files, *grading_options(selection)]
 
@@ -315,8 +315,8 @@ def run_judges(
     with setup.judge_folder(slot) as folder:
         log, output_path = folder / "reports.jsonl", folder / "output.txt"
         command = [sys.executable, "-c", BOOTSTRAP, str(setup.judge_tree)]
-        spread = len(packages) == 1 and setup.judges > 1  # over pytest-xdist's processes
-        command += judge_options(setup, expected, log, spread)
+        processes = setup.judges_for(len(expected)) if len(packages) == 1 else 1
+        command += judge_options(setup, expected, log, processes)
         not_imported = [folder / f"does-not-import-{index}.txt" for index in range(len(packages))]
         ended = [folder / f"graded-{index}" for index in range(len(packages))]
 
@@ -341,7 +341,7 @@ def run_judges(
         settings = {**JUDGE_SETTINGS, "TENXOR_SANDBOX": json.dumps([c.to_json() for c in configs])}
         settings["TENXOR_IMPORT_PROBLEM"] = json.dumps([str(path) for path in not_imported])
         settings["TENXOR_GRADED"] = json.dumps([str(path) for path in ended])
-        recorded = [] if spread else [str(path) for path in setup.examples]
+        recorded = [] if processes > 1 else [str(path) for path in setup.examples]
         settings.update(TENXOR_RECORDED=json.dumps(recorded), TENXOR_RECORD="")  # none inherited
         returncode = judged(
             command, setup.judge_tree, output_path, setup.profile, settings, hand_on_ended

@@ -34,6 +34,12 @@ from instructor.sandbox.interface import (
 )
 
 GRADING_LIMITS = SandboxLimits()
+EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
+# A judge process costs about as much CPU time to start and to collect the tests as running
+# this many property-test examples: one submission's tests are spread over more judge
+# processes only where each gets at least as many examples to run (measured with 10 examples
+# a test: one chapter graded sooner in one process, the whole course sooner in two).
+EXAMPLES_PER_JUDGE = 5000
 # The judges' tree: the course with its reference solutions, its tests and the judge itself.
 JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
 # The release's tree, of which the workers get the package: every exercise a stub.
@@ -49,7 +55,7 @@ class GradingSetup:
     scratch: Path
     mode: SandboxMode
     limits: SandboxLimits
-    judges: int  # test processes (pytest-xdist) per submission
+    judges: int  # test processes (pytest-xdist) per submission, at most (judges_for)
     users: int  # the first of the worker users this grading claimed
     profile: str = "ci"  # the hypothesis profile of the tests (tests/conftest.py)
     slots: queue.Queue = field(default_factory=queue.Queue)
@@ -64,6 +70,13 @@ class GradingSetup:
     def release_tree(self) -> Path:
         """The release's package, every exercise a stub: what a submission is laid over."""
         return self.scratch / "release"
+
+    def judges_for(self, tests: int) -> int:
+        """How many of the set-up's judge processes one submission's `tests` are spread over:
+        as many as give each EXAMPLES_PER_JUDGE examples to run, one at least."""
+        per_test = {profile: int(count) for count, profile in EXAMPLES.items()}
+        examples = tests * per_test.get(self.profile, 100)
+        return max(1, min(self.judges, examples // EXAMPLES_PER_JUDGE))
 
     def config(self, package: Path, slot: int) -> SandboxConfig:
         """The sandbox of the judge in `slot`, for the submission's package in `package`."""

@@ -25,6 +25,8 @@ from instructor.grading import (
 )
 from instructor.grading.batch import summary, time_left
 from instructor.grading.class_report import write_class_report
+from instructor.grading.judge_run import judge_options
+from instructor.grading.setup import EXAMPLES_PER_JUDGE, GradingSetup
 from instructor.grading.spreadsheet import safe_cell
 from instructor.sandbox.launcher import BLOCK, BLOCKS, UID_BASE, SandboxLimits
 from instructor.sandbox.leftovers import ipc_objects_of
@@ -370,6 +372,23 @@ def owner_of(process: Path) -> int | None:
     except OSError:
         return None
     return int(next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1])
+
+
+@pytest.mark.parametrize("profile, per_test", [("ci-quick", 10), ("ci", 100)])
+def test_one_submissions_tests_are_spread_only_where_each_judge_has_enough_to_run(
+    tmp_path: Path, profile: str, per_test: int
+):
+    """A judge process costs about EXAMPLES_PER_JUDGE examples to start: one submission's
+    tests go to as many of the set-up's 3 judge processes as get that many each."""
+    setup = GradingSetup(ROOT, tmp_path, SandboxMode.UNPROTECTED, LIMITS, 3, 0, profile)
+    tests_for = {judges: judges * EXAMPLES_PER_JUDGE // per_test for judges in (1, 2, 3)}
+    assert setup.judges_for(0) == 1 and setup.judges_for(tests_for[1] - 1) == 1
+    assert setup.judges_for(tests_for[2] - 1) == 1 and setup.judges_for(tests_for[2]) == 2
+    assert setup.judges_for(tests_for[3]) == 3 and setup.judges_for(10 * tests_for[3]) == 3
+    expected = {"tests/test_storage.py::test_a": "1.1"}
+    alone, spread = (judge_options(setup, expected, tmp_path / "log", n) for n in (1, 3))
+    assert "xdist.plugin" not in alone and "-n" not in alone, alone
+    assert spread[spread.index("-n") + 1] == "3", spread
 
 
 def test_tests_that_never_ran_score_zero():
