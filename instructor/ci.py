@@ -92,7 +92,7 @@ def compile_course() -> None:
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     python = str(course.venv_python())
     compiling = [python, "-m", "compileall", "-q", "tenxor", "instructor", "benchmarks"]
-    rewriting = [python, "-m", "pytest", "--collect-only", "-q", "tests"]
+    rewriting = [python, "-m", "pytest", "-p", "no:nbval", "--collect-only", "-q", "tests"]
     for command in (compiling, rewriting):
         subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
 
@@ -133,7 +133,10 @@ def run_beside_the_tooling(steps: list[list[str]]) -> int:
         beside = threading.Thread(target=one_after_another)
         beside.start()
         processes = ["-n", str(TOOLING_PROCESSES), "--dist", "loadfile", "--no-loadscope-reorder"]
-        tooling = course.run(course.venv_python(), "-m", "pytest", *processes, "tests/tooling")
+        plugins = ["-p", "no:nbval"]  # its tests run nbval in processes of their own
+        tooling = course.run(
+            course.venv_python(), "-m", "pytest", *plugins, *processes, "tests/tooling"
+        )
         beside.join()
         report.seek(0)
         sys.stdout.buffer.write(report.read())

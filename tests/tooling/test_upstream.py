@@ -170,7 +170,8 @@ def pytest_run(folder: Path, *options: str) -> dict[str, dict[str, Any]]:
     records = folder / "records.jsonl"
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "UPSTREAM_RECORDS": str(records)}
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--tb=no"]
-    command += ["--continue-on-collection-errors", "-p", "no:xdist", *options, str(folder)]
+    command += ["--continue-on-collection-errors", "-p", "no:xdist", "-p", "no:nbval"]
+    command += [*options, str(folder)]
     done = subprocess.run(
         command, cwd=folder, env=environment, capture_output=True, text=True, check=False
     )
