@@ -509,8 +509,9 @@ class Batch:
             for stale, students in alike.items()
             for group in groups_of(students, lanes, GROUP_LARGEST)
         ]
-        if len(groups) > 1:  # each judge would draw the examples of its tests again
-            record_examples(setup, {t: e for tests, _ in groups for t, e in tests.items()})
+        every_test = {t: e for tests, _ in groups for t, e in tests.items()}
+        if setup.records_for(len(groups), len(every_test)):
+            record_examples(setup, every_test)
         with ThreadPoolExecutor(max_workers=max(1, lanes)) as pool:
             futures = [
                 pool.submit(grade_group, setup, group, tests, on_graded, credit)

@@ -38,7 +38,9 @@ EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per propert
 # A judge process costs about as much CPU time to start and to collect the tests as running
 # this many property-test examples: one submission's tests are spread over more judge
 # processes only where each gets at least as many examples to run (measured with 10 examples
-# a test: one chapter graded sooner in one process, the whole course sooner in two).
+# a test: one chapter graded sooner in one process, the whole course sooner in two), and a
+# batch's examples are recorded once (a recorder process a slot) only where its judges would
+# otherwise draw more examples again than that.
 EXAMPLES_PER_JUDGE = 5000
 # The judges' tree: the course with its reference solutions, its tests and the judge itself.
 JUDGE_TREE_EXCLUDED = tuple(part for part in NOT_NEEDED_FOR_TESTS if part != "instructor")
@@ -71,12 +73,22 @@ class GradingSetup:
         """The release's package, every exercise a stub: what a submission is laid over."""
         return self.scratch / "release"
 
+    def examples_for(self, tests: int) -> int:
+        """The property-test examples that `tests` tests run at most, at the set-up's profile."""
+        per_test = {profile: int(count) for count, profile in EXAMPLES.items()}
+        return tests * per_test.get(self.profile, 100)
+
     def judges_for(self, tests: int) -> int:
         """How many of the set-up's judge processes one submission's `tests` are spread over:
         as many as give each EXAMPLES_PER_JUDGE examples to run, one at least."""
-        per_test = {profile: int(count) for count, profile in EXAMPLES.items()}
-        examples = tests * per_test.get(self.profile, 100)
-        return max(1, min(self.judges, examples // EXAMPLES_PER_JUDGE))
+        return max(1, min(self.judges, self.examples_for(tests) // EXAMPLES_PER_JUDGE))
+
+    def records_for(self, groups: int, tests: int) -> bool:
+        """Whether a batch whose `groups` of students are graded by a judge each on `tests`
+        tests draws its examples once, a recorder on each slot: where every judge but one
+        would draw more examples again than the recorders cost to start."""
+        drawn_again = (groups - 1) * self.examples_for(tests)
+        return drawn_again > self.slots.qsize() * EXAMPLES_PER_JUDGE
 
     def config(self, package: Path, slot: int) -> SandboxConfig:
         """The sandbox of the judge in `slot`, for the submission's package in `package`."""

@@ -375,16 +375,24 @@ def owner_of(process: Path) -> int | None:
 
 
 @pytest.mark.parametrize("profile, per_test", [("ci-quick", 10), ("ci", 100)])
-def test_one_submissions_tests_are_spread_only_where_each_judge_has_enough_to_run(
+def test_judge_processes_start_only_where_they_spare_more_than_they_cost(
     tmp_path: Path, profile: str, per_test: int
 ):
     """A judge process costs about EXAMPLES_PER_JUDGE examples to start: one submission's
-    tests go to as many of the set-up's 3 judge processes as get that many each."""
+    tests go to as many of the set-up's 3 judge processes as get that many each, and a
+    batch's examples are recorded once (a recorder on each slot) only where the judges of
+    its other groups would draw more than the recorders cost."""
     setup = GradingSetup(ROOT, tmp_path, SandboxMode.UNPROTECTED, LIMITS, 3, 0, profile)
     tests_for = {judges: judges * EXAMPLES_PER_JUDGE // per_test for judges in (1, 2, 3)}
     assert setup.judges_for(0) == 1 and setup.judges_for(tests_for[1] - 1) == 1
     assert setup.judges_for(tests_for[2] - 1) == 1 and setup.judges_for(tests_for[2]) == 2
     assert setup.judges_for(tests_for[3]) == 3 and setup.judges_for(10 * tests_for[3]) == 3
+    for slot in range(2):
+        setup.slots.put(slot)
+    for groups in (2, 3):  # the examples a recorder on each of 2 slots draws once for all
+        assert setup.records_for(groups, 2 * tests_for[1] // (groups - 1) + 1)
+        assert not setup.records_for(groups, 2 * tests_for[1] // (groups - 1))
+    assert not setup.records_for(1, 100 * tests_for[3])
     expected = {"tests/test_storage.py::test_a": "1.1"}
     alone, spread = (judge_options(setup, expected, tmp_path / "log", n) for n in (1, 3))
     assert "xdist.plugin" not in alone and "-n" not in alone, alone
