@@ -85,15 +85,24 @@ def set_up() -> None:
         packages_installed(installing, log)
 
 
+# Compiles every installed package, on every CPU: set-up installs them uncompiled.
+COMPILE_INSTALLED = (
+    "import compileall, sysconfig; "
+    "compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)"
+)
+
+
 def compile_course() -> None:
-    """Compile the course's modules, and pytest's rewriting of its test modules, once: the
-    run's many processes then load that bytecode instead of compiling the sources again
-    each (they write none where PYTHONDONTWRITEBYTECODE is set, as on many CI machines)."""
+    """Compile the course's modules, the installed packages, and pytest's rewriting of the
+    course's test modules, once: the run's many processes then load that bytecode instead of
+    compiling the sources again each (they write none where PYTHONDONTWRITEBYTECODE is set,
+    as on many CI machines; each notebook's kernel would compile IPython anew)."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     python = str(course.venv_python())
     compiling = [python, "-m", "compileall", "-q", "tenxor", "instructor", "benchmarks"]
+    installed = [python, "-c", COMPILE_INSTALLED]
     rewriting = [python, "-m", "pytest", "-p", "no:nbval", "--collect-only", "-q", "tests"]
-    for command in (compiling, rewriting):
+    for command in (compiling, installed, rewriting):
         subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
 
 
