@@ -76,7 +76,7 @@ class GradingSetup:
     def examples_for(self, tests: int) -> int:
         """The property-test examples that `tests` tests run at most, at the set-up's profile."""
         per_test = {profile: int(count) for count, profile in EXAMPLES.items()}
-        return tests * per_test.get(self.profile, 100)
+        return tests * per_test.get(self.profile, per_test["ci"])
 
     def judges_for(self, tests: int) -> int:
         """How many of the set-up's judge processes one submission's `tests` are spread over:
