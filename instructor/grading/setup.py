@@ -35,6 +35,7 @@ from instructor.sandbox.interface import (
 
 GRADING_LIMITS = SandboxLimits()
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
+EXAMPLES_OF = {profile: int(count) for count, profile in EXAMPLES.items()}  # and back
 # A judge process costs about as much CPU time to start and to collect the tests as running
 # this many property-test examples: one submission's tests are spread over more judge
 # processes only where each gets at least as many examples to run (measured with 10 examples
@@ -75,8 +76,7 @@ class GradingSetup:
 
     def examples_for(self, tests: int) -> int:
         """The property-test examples that `tests` tests run at most, at the set-up's profile."""
-        per_test = {profile: int(count) for count, profile in EXAMPLES.items()}
-        return tests * per_test.get(self.profile, per_test["ci"])
+        return tests * EXAMPLES_OF.get(self.profile, EXAMPLES_OF["ci"])
 
     def judges_for(self, tests: int) -> int:
         """How many of the set-up's judge processes one submission's `tests` are spread over:
