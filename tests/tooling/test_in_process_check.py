@@ -19,7 +19,7 @@ from instructor.authoring.release import write_release
 from tenxor.course.broken import import_problem, modules_of_tree
 from tenxor.course.check import DONE, FAILING, NOT_STARTED, check_exercise
 from tenxor.course.engine import Limits, warm
-from tenxor.course.engine.in_process import brought_up_to_date, tree_to_read
+from tenxor.course.engine.in_process import COPIED, brought_up_to_date, tree_to_read
 from tests.tooling.submissions import replace_stub, restore
 
 pytestmark = pytest.mark.provided
@@ -115,7 +115,7 @@ def test_the_copy_in_memory_follows_every_change_and_reads_only_changed_files(tm
     for relative, text in files.items():
         (source / relative).write_text(text)
     (source / "tenxor" / "__pycache__" / "strides.cpython-312.pyc").write_bytes(b"\0")
-    names = ("tenxor", "tests", "pyproject.toml")
+    names = COPIED  # what a check reads: the package, its tests, the project file
 
     def held(folder: Path) -> dict[str, str]:
         return {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*")
