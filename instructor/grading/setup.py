@@ -32,6 +32,7 @@ from instructor.sandbox.interface import (
     system_steps,
     usable_cpus,
 )
+from tenxor.course.catalog import EXERCISE_MODULES, RECORDS
 
 GRADING_LIMITS = SandboxLimits()
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
@@ -100,6 +101,8 @@ class GradingSetup:
             slot=slot * self.judges,
             users=self.users,
             judge=judge,
+            modules=("tenxor", *EXERCISE_MODULES),
+            records=RECORDS,
             limits=self.limits,
             system=system_steps() if ALLOWLIST.is_on(self.mode) else (),
         )

@@ -87,7 +87,8 @@ class SandboxConfig:
     slot: int  # which worker user and CPU this judge takes
     users: int = UID_BASE  # the first user of the block this grading claimed
     judge: int | None = None  # the user the judge becomes (None: it keeps its own)
-    modules: tuple[str, ...] = ("tenxor",)
+    modules: tuple[str, ...] = ("tenxor",)  # what the worker imports, in this order
+    records: tuple[str, ...] = ()  # the records that cross as themselves ("module.Class")
     limits: SandboxLimits = field(default_factory=SandboxLimits)
     system: tuple[tuple[str, ...], ...] = ()  # the workers' view but their package (allowlist)
 
@@ -101,6 +102,7 @@ class SandboxConfig:
         data["limits"] = SandboxLimits(**fields_of(SandboxLimits, data["limits"]))
         data["mode"] = SandboxMode(data["mode"])
         data["modules"] = tuple(data["modules"])
+        data["records"] = tuple(data["records"])
         data["system"] = tuple(tuple(step) for step in data["system"])
         return cls(**data)
 
@@ -296,6 +298,7 @@ class Launcher:
             tree=tree,
             mode=config.mode,
             modules=config.modules,
+            records=config.records,
             uid=config.uid,
             home=self.home,
             parent=os.getpid(),

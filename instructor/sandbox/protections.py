@@ -239,6 +239,7 @@ class WorkerSettings:
     tree: str  # the judge's tree, where it imports instructor.sandbox.worker from
     mode: SandboxMode
     modules: tuple[str, ...]  # what it imports: the submission
+    records: tuple[str, ...]  # the records that cross as themselves ("module.Class")
     uid: int | None  # its user (None: the launcher's own)
     home: str | None  # the folder the launcher made for it (None: one in its own /tmp)
     parent: int  # the launcher's process, which it dies with
@@ -258,4 +259,5 @@ class WorkerSettings:
         data = fields_of(cls, json.loads(text))
         data["mode"] = SandboxMode(data["mode"])
         data["modules"] = tuple(data["modules"])
+        data["records"] = tuple(data["records"])
         return cls(**data)

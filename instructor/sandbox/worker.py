@@ -240,18 +240,15 @@ class Worker:
         if self.depth > 0:
             raise CallLimit()
 
-    def load(self, package: Path, modules: list[str], tree: str) -> None:
-        """Import the submission's package and every module of the catalog's chapters, and
-        learn its tensor classes and the records the catalog names."""
-        sys.path[:] = [str(package), *[p for p in sys.path if p not in ("", tree)]]
-        for module in modules:
-            __import__(module)
-        catalog = importlib.import_module("tenxor.course.catalog")
-        for module in catalog.EXERCISE_MODULES:
+    def load(self, package: Path, settings: WorkerSettings) -> None:
+        """Import the submission's package and the modules `settings` names, in their order,
+        and learn its tensor classes and the records `settings` names."""
+        sys.path[:] = [str(package), *[p for p in sys.path if p not in ("", settings.tree)]]
+        for module in settings.modules:
             importlib.import_module(module)
         self.kinds = plain_data.tensor_kinds(
             sys.modules["tenxor"],
-            records=catalog.RECORDS,
+            records=settings.records,
             exercise=lambda module, name: getattr(sys.modules[module], name),
             callback=self.stand_in,
         )
@@ -426,7 +423,7 @@ def main(settings_json: str) -> None:
     worker = Worker(channel, settings.call_cpu_seconds)
     signal.signal(STOP_SIGNAL, worker.on_stop_signal)
     try:
-        worker.load(package, list(settings.modules), settings.tree)
+        worker.load(package, settings)
     except BaseException as error:  # noqa: BLE001 - reported to the judge, whatever it is
         channel.send(["imported", error_data(error)])
         os._exit(1)

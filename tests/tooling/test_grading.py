@@ -459,7 +459,7 @@ def test_sandbox_modes_are_named_in_one_place():
 def test_worker_settings_go_to_json_and_back_and_refuse_unknown_or_missing_fields():
     settings = WorkerSettings(
         package="package", tree="judge", mode=SandboxMode.SEPARATE_USER,
-        modules=("tenxor",), uid=61000, home="home", parent=1, commands=3, replies=4,
+        modules=("tenxor",), records=(), uid=61000, home="home", parent=1, commands=3, replies=4,
         memory_mb=1024, file_mb=64, processes=32, call_cpu_seconds=1.0,
     )  # fmt: skip
     text = settings.to_json()
