@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..failure import Failure
-from .upstream import EDITABLE_FINDER_MARK
+from .upstream import EDITABLE_FINDER_MARK, HYPOTHESIS_PLUGIN
 
 # The first lines of every child process: an editable install of tenxor elsewhere must not
 # shadow the package of the tree the child runs in, so the child forgets its finders.
@@ -44,6 +44,12 @@ PLUGIN_OPTIONS = (
     *("-p", "tenxor.course.engine.runner", "-p", "no:nbval", "-p", "no:cacheprovider"),
     *("-W", "ignore::pytest.PytestAssertRewriteWarning", "--tb=no"),
 )
+# A test process loads the plugins it is named and no other installed one: looking through
+# every installed package for plugins costs time at each start, and pytest rewrites the
+# asserts of every module of a package it finds a plugin in (all of hypothesis's), again in
+# each process that may not keep the bytecode it rewrote.
+ONLY_NAMED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+NAMED_PLUGINS = ("-p", HYPOTHESIS_PLUGIN)
 POLL_SECONDS = 0.05
 CRASHES_PER_EXERCISE = 2  # then the exercise's other tests fail without running
 
@@ -219,7 +225,7 @@ class PytestProcess:
         self.offset = 0
 
     def command(self, pytest_args: list[str], only: list[str] | None, limits: Limits) -> list:
-        options = [*PLUGIN_OPTIONS, f"--results={self.events_path}"]
+        options = [*PLUGIN_OPTIONS, *NAMED_PLUGINS, f"--results={self.events_path}"]
         options += [f"--test-timeout={limits.test_seconds}", "--continue-on-collection-errors"]
         if only is not None:
             self.only_path.write_text("\n".join(only) + "\n", encoding="utf-8")
@@ -318,7 +324,8 @@ def run_tests(
             pytest_process = PytestProcess(Path(root), Path(scratch), number)
             with pytest_process.output_path.open("ab") as output:
                 command = pytest_process.command(pytest_args, remaining, limits)
-                process = start(command, root, output, limits, profile, settings)
+                named = {**ONLY_NAMED_PLUGINS, **(settings or {})}
+                process = start(command, root, output, limits, profile, named)
                 pytest_process.watch(process, run, limits, deadline)
             run.output = tail(pytest_process.output_path)
             if pytest_process.finished or pytest_process.current is None:

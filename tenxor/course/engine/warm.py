@@ -31,6 +31,8 @@ from ..catalog import CATALOG
 from .in_process import IN_BROWSER, run_in_this_process
 from .running import (
     FORGET_EDITABLE_INSTALLS,
+    NAMED_PLUGINS,
+    ONLY_NAMED_PLUGINS,
     PLUGIN_OPTIONS,
     SEED_OPTION,
     Limits,
@@ -43,7 +45,6 @@ from .running import (
     run_tests,
     tail,
 )
-from .upstream import HYPOTHESIS_PLUGIN
 
 WORKER_FILE = Path(__file__).with_name("worker.py")
 # The worker runs as a script, so that it never imports the tenxor package itself.
@@ -54,10 +55,6 @@ SHARED_IDLE_SECONDS = 900.0  # the shell's worker ends after this long without a
 STARTUP_SECONDS = 120.0  # how long the first check waits for the worker to get ready
 GRACE_SECONDS = 2.0  # how long a child past its time limit has to stop by itself
 PYTEST_COULD_NOT_RUN = {2: "interrupted", 3: "an internal error", 4: "a usage error"}
-# In the worker, pytest loads the plugins it is given, and does not look through every
-# installed package for others at each check.
-ONLY_NAMED_PLUGINS = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-NAMED_PLUGINS = ("-p", HYPOTHESIS_PLUGIN)
 # What a check never shows: log records and the warnings summary (warnings still reach the
 # child's output); leaving their plugins out spares every test their set-up.
 UNSHOWN_PLUGINS = ("-p", "no:logging", "-p", "no:warnings")
