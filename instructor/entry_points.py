@@ -9,6 +9,7 @@ from __future__ import annotations
 
 WORKER = "instructor.sandbox.worker"  # the sandbox worker: the one process that runs a submission
 LAUNCHER = "instructor.sandbox.launcher"  # keeps root: starts, stops and kills workers
+SWEEPER = "instructor.sandbox.os_calls"  # as root, kills every process of a block of users
 EXPOSURE = "instructor.sandbox.exposure"  # checks, as a worker's user, what it could read
 JUDGE = "instructor.grading.judge"  # the pytest plugin that decides every result of grading
 PROBE = "instructor.authoring.probe"  # the pytest plugin verify probes the stubbed package with

@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from instructor.entry_points import LAUNCHER, WORKER, boot_script, serve_script
+from instructor.entry_points import LAUNCHER, SWEEPER, WORKER, boot_script, serve_script
 from instructor.sandbox import plain_data, reachable
 from instructor.sandbox.allowlist import GRADING, PACKAGE, bwrap_command, view
 from instructor.sandbox.leftovers import remove_leftovers
-from instructor.sandbox.os_calls import STOP_SIGNAL, become, die_with
+from instructor.sandbox.os_calls import STOP_SIGNAL, become, die_with, kill_every_process_of
 from instructor.sandbox.protections import (
     ALLOWLIST,
     OWN_IPC,
@@ -161,8 +161,7 @@ GRADING_USERS_KIND = "tenxor-worker-of-the-grading-user"
 def clear_users(uids: range) -> None:
     """End every process of a block of grading's users, then remove what they left: files,
     IPC objects, and the cgroups of its workers."""
-    for uid in uids:
-        sweep(uid)
+    sweep_block(uids)
     if os.geteuid() == 0:
         remove_leftovers(set(uids))
         remove_groups(group_kind(uids.start))
@@ -185,20 +184,27 @@ def users_locks() -> Path:
 
 
 def sweep(uid: int | None) -> None:
-    """Kill every process of a user of grading's (what was left running, in any session): a
-    child becomes that user and signals every process it may, which are that user's alone."""
-    if uid is None or os.geteuid() != 0:
+    """Kill every process of a user of grading's (what was left running, in any session)."""
+    if uid is not None and os.geteuid() == 0:
+        kill_every_process_of(uid)
+
+
+# Sweeps a block's users from a small process of its own: a fork of the grading process for
+# each of them would copy its whole memory map (a large one's, in a long test run) 64 times.
+SWEEP_BLOCK = serve_script(SWEEPER)
+TREE = Path(__file__).resolve().parents[2]  # the tree this module is in, instructor/ at its top
+
+
+def sweep_block(uids: range) -> None:
+    """sweep() every user of `uids`."""
+    if os.geteuid() != 0:
         return
-    child = os.fork()
-    if child == 0:  # only system calls here: no lock another thread may hold is needed
-        try:
-            become(uid, uid)
-            os.kill(-1, signal.SIGKILL)  # never the caller itself
-        except OSError:
-            pass  # ESRCH: nothing of that user's is running
-        finally:
-            os._exit(0)
-    os.waitpid(child, 0)
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", SWEEP_BLOCK, *map(str, uids)], cwd=TREE,
+        capture_output=True, text=True,
+    )  # fmt: skip
+    if done.returncode != 0:
+        raise OSError(f"sweeping users {uids.start}-{uids.stop - 1} failed: {done.stderr[-500:]}")
 
 
 class Launcher:

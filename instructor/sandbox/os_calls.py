@@ -36,6 +36,28 @@ def become(uid: int, gid: int) -> None:
     os.setresuid(uid, uid, uid)
 
 
+def kill_every_process_of(uid: int) -> None:
+    """Kill every process of user `uid`, in any session: a child becomes that user and
+    signals every process it may, which are that user's alone (never itself)."""
+    child = os.fork()
+    if child == 0:  # only system calls here: no lock another thread may hold is needed
+        try:
+            become(uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass  # ESRCH: nothing of that user's is running
+        finally:
+            os._exit(0)
+    os.waitpid(child, 0)
+
+
+def main(*uids: str) -> None:
+    """Kill every process of each user in `uids`: run as root, in a small process of its own
+    (see instructor.sandbox.launcher.sweep_block)."""
+    for uid in uids:
+        kill_every_process_of(int(uid))
+
+
 def die_with(parent: int, ending: signal.Signals = signal.SIGKILL) -> None:
     """Get the signal `ending` when the process `parent`, which started this one, ends (a
     change of user clears that, so after it); end now if it already has."""

@@ -102,3 +102,31 @@ def test_a_worker_of_the_grading_user_is_in_no_blocks_cgroup(tmp_path):
     finally:
         launcher.stop()
     assert groups and not [g for g in groups if f"/{group_kind(UID_BASE)}-" in g], groups
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root starts processes as other users")
+def test_clearing_a_block_of_users_kills_each_of_their_processes_and_no_one_elses():
+    """What a grading left running as any user of its block ends when the block is cleared
+    (in any session, as a grandchild too); a process of the next block's user, or root's,
+    runs on."""
+    from instructor.sandbox.launcher import BLOCK, UID_BASE, clear_users
+
+    block = range(UID_BASE, UID_BASE + BLOCK)
+    users = {"first": block.start, "middle": block.start + 33, "last": block.stop - 1}
+    users |= {"next block's": block.stop, "root": 0}
+    sleeping = {
+        name: subprocess.Popen(
+            ["sleep", "600"], user=uid, group=uid, extra_groups=[], start_new_session=True
+        )
+        for name, uid in users.items()
+    }
+    try:
+        clear_users(block)
+        ended = {name: process.wait(timeout=10) if users[name] in block else process.poll()
+                 for name, process in sleeping.items()}  # fmt: skip
+    finally:
+        for process in sleeping.values():
+            process.kill()
+            process.wait()
+    expected = {name: -9 if uid in block else None for name, uid in users.items()}
+    assert ended == expected, f"exit codes (-9: killed, None: running) by user: {ended}"
