@@ -198,16 +198,21 @@ def source_problem(module: str, data: bytes) -> str | None:
 
 
 def put(tree: Path, modules: dict[str, bytes]) -> None:
-    """Write modules (path relative to the tree -> source) into a tree."""
+    """Write modules (path relative to the tree -> source) into a tree, dropping the bytecode
+    cached for them there (the release's, which a module written in the same second with
+    the stub's size would otherwise pass for)."""
     for module, data in modules.items():
-        (tree / module).write_bytes(data)
+        path = tree / module
+        path.write_bytes(data)
+        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+            cached.unlink()
 
 
 def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
     """Put the submission's usable exercise modules into a copy of the release's package
-    (where every exercise is a stub)."""
-    ignored = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(release_tree / "tenxor", package / "tenxor", ignore=ignored)
+    (where every exercise is a stub), with the bytecode of the modules it keeps (copied
+    with their times, which that bytecode is checked against)."""
+    shutil.copytree(release_tree / "tenxor", package / "tenxor")
     assembly, submitted, used = Assembly(package), {}, set()
     entries = entries_of(folder)
     for module in EXERCISE_MODULES:

@@ -180,9 +180,12 @@ def grading_setup(
                 raise GradingRefused(f"grading did not start: {why}")
         # Its packages compiled once here: the judges, launchers and workers may not write
         # their tree's bytecode, so each would compile what it imports from it again. (The
-        # test modules get pytest's own bytecode when the tests to grade are collected.)
-        for package in ("tenxor", "instructor"):
-            compileall.compile_dir(setup.judge_tree / package, quiet=1)
+        # test modules get pytest's own bytecode when the tests to grade are collected; each
+        # submission's package, a copy of the release's, keeps the release's bytecode of the
+        # modules it does not replace.)
+        for package in (setup.judge_tree / "tenxor", setup.judge_tree / "instructor",
+                        setup.release_tree / "tenxor"):  # fmt: skip
+            compileall.compile_dir(package, quiet=1)
         for slot in range(slots):
             setup.slots.put(slot)
         yield setup

@@ -5,10 +5,13 @@ result, and a well-formed submission scores exactly what the reference scores.""
 
 from __future__ import annotations
 
+import compileall
 import csv
 import os
 import shutil
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -16,9 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from instructor.authoring.release import write_tree
 from instructor.grading import GradingOptions, grade_batch, students_in
 from instructor.grading.batch import OUTPUT_FILES, shown
 from instructor.grading.intake import MAX_DEPTH, MAX_MODULE_BYTES, assemble, submission_digest
+from instructor.grading.setup import RELEASE_TREE_EXCLUDED
 from instructor.grading.spreadsheet import safe_cell
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import ROOT, STORAGE, complete_submission
@@ -176,6 +181,35 @@ def test_intake_takes_regular_files_alone_and_says_why_not(tmp_path: Path, kind)
     assert len(submission_digest(folder)) == 64
     if kind is deep_beside:
         remove_deep(folder)
+
+
+def test_a_package_runs_each_submitted_module_and_the_releases_bytecode_of_the_others(
+    tmp_path: Path,
+):
+    """A submitted module the size of its stub, written in the same second as the release's
+    bytecode (which Python checks against a source's time and size): the package runs the
+    submitted module, not the stub's bytecode, and keeps the release's for the others."""
+    release = tmp_path / "release"
+    write_tree(ROOT, release, RELEASE_TREE_EXCLUDED)
+    compileall.compile_dir(release / "tenxor", quiet=2)
+    stub = (release / STORAGE).read_text(encoding="utf-8")
+    submitted = stub.replace("Chapter 1: storage.", "CHAPTER 1: STORAGE.", 1)
+    assert len(submitted) == len(stub) and submitted != stub
+    (tmp_path / "submission" / "tenxor").mkdir(parents=True)
+    (tmp_path / "submission" / STORAGE).write_text(submitted, encoding="utf-8")
+    package = tmp_path / "package"
+    assembly = assemble(release, tmp_path / "submission", package)
+    assert assembly.taken == [STORAGE], assembly
+    stamp = (release / STORAGE).stat()
+    os.utime(package / STORAGE, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    cached = {path.name.split(".")[0] for path in (package / "tenxor" / "__pycache__").iterdir()}
+    modules = {path.stem for path in (package / "tenxor").glob("*.py")}
+    assert cached == modules - {"storage"}, f"modules with bytecode: {sorted(cached)}"
+    shown = subprocess.run(
+        [sys.executable, "-B", "-c", "import tenxor.storage; print(tenxor.storage.__doc__)"],
+        cwd=package, capture_output=True, text=True,
+    )  # fmt: skip
+    assert shown.stdout.startswith("CHAPTER 1: STORAGE."), shown.stdout + shown.stderr
 
 
 def test_a_student_folder_that_is_a_link_is_refused_and_the_batch_goes_on(tmp_path: Path):
