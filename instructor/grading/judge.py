@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import gc
 import importlib
 import json
 import os
@@ -261,6 +262,12 @@ def pytest_configure(config: pytest.Config) -> None:
         mine = dataclasses.replace(each, slot=each.slot + index)
         judging.sandboxes.append(Sandbox(mine, kinds, launcher_for(mine)))
     judging.proxies.update(install(judging))
+
+
+def pytest_collection_finish() -> None:
+    """What is loaded by now (pytest, hypothesis, the tests) lives as long as the judge: the
+    collector then only looks at what the tests make, and the judge's end at nothing."""
+    gc.freeze()
 
 
 @pytest.hookimpl(tryfirst=True)

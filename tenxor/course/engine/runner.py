@@ -189,6 +189,9 @@ class Recorder:
 
     def pytest_collection_finish(self) -> None:
         self.times["collected"] = time.time()
+        # What is loaded by now (pytest, hypothesis, the tests) lives as long as the run: the
+        # collector then only looks at what the tests make, and the run's end at nothing.
+        gc.freeze()
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
