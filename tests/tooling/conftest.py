@@ -5,6 +5,7 @@ passes; by default it starts with the files that hold the most tests.)"""
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -41,6 +42,12 @@ def start_rank(item: pytest.Item) -> int:
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slowest files first, the rest in their usual order (the sort is stable)."""
     items.sort(key=start_rank)
+
+
+def pytest_collection_finish() -> None:
+    """What a test process has loaded by now lives as long as it does: Python's collector
+    then only looks at what the tests make."""
+    gc.freeze()
 
 
 def pytest_configure(config: pytest.Config) -> None:
