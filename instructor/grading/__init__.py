@@ -22,14 +22,7 @@ In layers, each importing only those above it:
     batch       a batch of students: resume, results files, gradebook, progress
 """
 
-from instructor.sandbox.interface import namespaces_allowed
-
-from .batch import GradingOptions, grade_batch, students_in
-from .credit import DEFAULT_CREDIT, Credit
-from .gradescope import results_json
-from .intake import EXERCISE_MODULES, Assembly
-from .judge_run import JUDGE_SETTINGS, grading_options, read_report_log
-from .setup import EXAMPLES, GRADING_LIMITS, JUDGE_TREE_EXCLUDED
+from typing import Any
 
 __all__ = [
     "DEFAULT_CREDIT",
@@ -48,3 +41,30 @@ __all__ = [
     "results_json",
     "students_in",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The names of __all__, imported when one is first asked for: a judge process loads
+    this package for its module judge.py alone, and needs none of them."""
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from instructor.sandbox.interface import namespaces_allowed
+
+    from .batch import GradingOptions, grade_batch, students_in
+    from .credit import DEFAULT_CREDIT, Credit
+    from .gradescope import results_json
+    from .intake import EXERCISE_MODULES, Assembly
+    from .judge_run import JUDGE_SETTINGS, grading_options, read_report_log
+    from .setup import EXAMPLES, GRADING_LIMITS, JUDGE_TREE_EXCLUDED
+
+    exported = {
+        "DEFAULT_CREDIT": DEFAULT_CREDIT, "EXAMPLES": EXAMPLES, "GradingOptions": GradingOptions,
+        "EXERCISE_MODULES": EXERCISE_MODULES, "GRADING_LIMITS": GRADING_LIMITS,
+        "JUDGE_SETTINGS": JUDGE_SETTINGS, "JUDGE_TREE_EXCLUDED": JUDGE_TREE_EXCLUDED,
+        "Assembly": Assembly, "Credit": Credit, "grade_batch": grade_batch,
+        "grading_options": grading_options, "namespaces_allowed": namespaces_allowed,
+        "read_report_log": read_report_log, "results_json": results_json,
+        "students_in": students_in,
+    }  # fmt: skip
+    globals().update(exported)
+    return exported[name]

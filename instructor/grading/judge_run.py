@@ -122,14 +122,28 @@ def grading_options(selection: list[str]) -> list[str]:
     return ["-m", "not provided", *chosen]
 
 
+# Where hypothesis keeps what it records: a folder in the directory it runs in (the judges
+# run in their tree).
+HYPOTHESIS_FOLDER = ".hypothesis"
+
+
+def readable_as_the_tree(folder: Path) -> None:
+    """Let whoever may read the tree read `folder` in it (hypothesis writes files that only
+    their writer may read): the tree's own folder keeps the workers out."""
+    for path in [folder, *folder.rglob("*")] if folder.is_dir() else []:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+
+
 def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
     """The tests (and their exercises) collected from a tree of the instructor's tests (the
     course, or the judges' copy of it): what is graded. Collecting writes pytest's rewritten
-    test modules into the tree, which the judges then load instead of rewriting every test
-    module again (they may not write their tree)."""
+    test modules into the tree, and hypothesis's record of the constants in the tree's
+    modules, which the judges then read instead of working both out again in each judge
+    (they may not write their tree)."""
     options = ["--collect-only", f"--ignore={tree / TOOLING_TESTS}"]
     options += ["-p", HYPOTHESIS_PLUGIN, *grading_options(selection)]
     run = run_tests(tree, options, settings={**JUDGE_SETTINGS, "PYTHONDONTWRITEBYTECODE": ""})
+    readable_as_the_tree(tree / HYPOTHESIS_FOLDER)
     if run.problem or run.collect_errors or not run.collected:
         problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
         raise RuntimeError(f"the instructor's tests cannot be collected: {problems}")

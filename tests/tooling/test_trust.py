@@ -15,7 +15,13 @@ import pytest
 from instructor.authoring.regions import find_regions
 from instructor.authoring.release import stubbed_source
 from instructor.grading.intake import assemble
-from instructor.grading.judge_run import record_examples, reference_tests, run_judge, run_judges
+from instructor.grading.judge_run import (
+    HYPOTHESIS_FOLDER,
+    record_examples,
+    reference_tests,
+    run_judge,
+    run_judges,
+)
 from instructor.grading.setup import GradingSetup, grading_setup
 from instructor.sandbox.launcher import SandboxLimits
 from instructor.sandbox.protections import SandboxMode
@@ -114,6 +120,19 @@ def test_every_exercise_is_graded_through_the_worker(complete_run: Run) -> None:
     for test, exercise in complete_run.collected.items():
         tests_of[exercise] += exercise in crossed.get(test, set())
     assert all(tests_of.values()), f"tests per exercise that reached the worker: {tests_of}"
+
+
+def test_the_judges_can_read_what_collecting_their_tests_recorded_in_their_tree(setup):
+    """Collecting the tests to grade has hypothesis record the constants of the tree's
+    modules in the judges' tree, readable by the judges as the tree is (its folder keeps
+    the workers out), so no judge works them out again."""
+    reference_tests(setup.judge_tree, ["1.1"])
+    recorded = [path for path in (setup.judge_tree / HYPOTHESIS_FOLDER).rglob("*")
+                if path.is_file()]  # fmt: skip
+    assert recorded, f"nothing recorded in {setup.judge_tree / HYPOTHESIS_FOLDER}"
+    closed = [f"{path.name} {path.stat().st_mode & 0o777:o}" for path in recorded
+              if path.stat().st_mode & 0o044 != 0o044]  # fmt: skip
+    assert not closed, f"recorded files the judges may not read: {closed}"
 
 
 def test_comparisons_answered_by_a_lying_kernel_earn_nothing(setup: GradingSetup) -> None:
