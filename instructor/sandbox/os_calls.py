@@ -1,11 +1,14 @@
 """The operating system's calls that the root side (the launcher, the judge) and the worker
-both make: becoming another user, dying with a parent, and the C library's process controls.
+both make: becoming another user, dying with a parent, killing what a user left running,
+and the C library's process controls.
 
 It imports only the standard library: the worker loads it before it confines itself, when
-nothing of the course or of a submission may run yet.
+nothing of the course or of a submission may run yet; run as a script (the sweeper), it
+kills every process of the users it is given.
 
     die_with(os.getppid())          # killed (SIGKILL) when the process that started it ends
     become(61000, 61000)            # that user and group for good, no supplementary groups
+    kill_every_process_of(61000)    # as root: whatever that user runs, in any session
 """
 
 from __future__ import annotations

@@ -356,8 +356,8 @@ def test_module_names_written_as_strings_come_from_entry_points():
 def test_every_entry_point_names_a_module_with_its_function():
     from instructor import entry_points
 
-    named = {"WORKER": "main", "LAUNCHER": "main", "EXPOSURE": "main", "JUDGE": "check_imports",
-             "PROBE": "reach", "CLI": "main"}  # fmt: skip
+    named = {"WORKER": "main", "LAUNCHER": "main", "SWEEPER": "main", "EXPOSURE": "main",
+             "JUDGE": "check_imports", "PROBE": "reach", "CLI": "main"}  # fmt: skip
     for constant, function in named.items():
         module = getattr(entry_points, constant)
         assert module in MODULES, f"entry_points.{constant} = {module!r}: no such module"
