@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from instructor.sandbox.allowlist import bubblewrap_refusal
+from instructor.sandbox.launcher import TREE
 from instructor.sandbox.protections import JUDGE_USER, SandboxMode
 
 
@@ -21,7 +22,7 @@ def namespaces_refusal(own_user: bool = True) -> str | None:
         return "it needs Linux"
     if own_user and os.geteuid() != 0:
         return "it needs root"
-    return bubblewrap_refusal(str(Path(__file__).resolve().parents[2]), own_user)
+    return bubblewrap_refusal(str(TREE), own_user)
 
 
 def namespaces_allowed() -> bool:
