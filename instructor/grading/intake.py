@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import importlib.util
+import marshal
 import os
 import shutil
 import stat
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import CodeType
 
 from tenxor.course.catalog import EXERCISE_FILES
 
@@ -179,22 +182,34 @@ def read_module(folder: Path, relative: str, module: str) -> bytes | str:
     return data
 
 
-def source_problem(module: str, data: bytes) -> str | None:
-    """Why a module's source cannot be used as it is (not UTF-8, a syntax error), if so."""
+def compiled(module: str, data: bytes) -> CodeType | str:
+    """A module's code, compiled as importing it compiles it; or why its source cannot be
+    used as it is (not UTF-8, a syntax error)."""
     try:
-        text = data.decode(
-            "utf-8-sig"
-        )  # Python reads a byte-order mark too, as some editors save one
+        data.decode("utf-8-sig")  # Python reads a byte-order mark too, as some editors save one
     except UnicodeDecodeError as error:
         return f"{module} is not valid UTF-8 (byte {data[error.start]:#04x} at {error.start})"
     try:
         with COMPILING:
-            compile(text, module, "exec")
+            return compile(data, module, "exec", dont_inherit=True)
     except SyntaxError as error:
         return f"{module} has a syntax error at line {error.lineno}: {error.msg}"
     except ValueError as error:
         return f"{module} cannot be compiled: {error}"
-    return None
+
+
+def cache_bytecode(path: Path, code: CodeType) -> None:
+    """Write `code`, compiled from the module at `path`, where Python looks for that module's
+    bytecode, stamped with the module's time and size as Python checks them (PEP 552): the
+    workers that import the module run it without compiling it again."""
+    source = path.stat()
+    stamp = [0, int(source.st_mtime), source.st_size]  # flags 0: checked by time and size
+    header = importlib.util.MAGIC_NUMBER + b"".join(
+        (field & 0xFFFFFFFF).to_bytes(4, "little") for field in stamp
+    )
+    cached = Path(importlib.util.cache_from_source(str(path)))
+    cached.parent.mkdir(exist_ok=True)
+    cached.write_bytes(header + marshal.dumps(code))
 
 
 def put(tree: Path, modules: dict[str, bytes]) -> None:
@@ -211,9 +226,11 @@ def put(tree: Path, modules: dict[str, bytes]) -> None:
 def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
     """Put the submission's usable exercise modules into a copy of the release's package
     (where every exercise is a stub), with the bytecode of the modules it keeps (copied
-    with their times, which that bytecode is checked against)."""
+    with their times, which that bytecode is checked against) and of those it takes
+    (compiled here, where each is checked)."""
     shutil.copytree(release_tree / "tenxor", package / "tenxor")
     assembly, submitted, used = Assembly(package), {}, set()
+    codes: dict[str, CodeType] = {}
     entries = entries_of(folder)
     for module in EXERCISE_MODULES:
         found = locate(entries, module)
@@ -222,14 +239,16 @@ def assemble(release_tree: Path, folder: Path, package: Path) -> Assembly:
             continue
         used.add(found)
         data = read_module(folder, found, module)
-        problem = data if isinstance(data, str) else source_problem(module, data)
-        if problem:
-            assembly.broken[module] = problem
+        code = data if isinstance(data, str) else compiled(module, data)
+        if isinstance(code, str):
+            assembly.broken[module] = code
         else:
-            submitted[module] = data
+            submitted[module], codes[module] = data, code
     assembly.stubs = {module: (package / module).read_bytes() for module in submitted}
     assembly.sources = submitted
     put(package, submitted)
+    for module, code in codes.items():
+        cache_bytecode(package / module, code)
     assembly.taken = sorted(submitted)
     assembly.ignored = [name for name in entries if name not in used]
     return assembly

@@ -7,7 +7,7 @@ PID, IPC, network and UTS namespaces and a root holding only, each read-only:
     the shared libraries      those the interpreter, its extension modules and the two
                               packages load (as ldd finds them), and the loader's cache
     NumPy and ml_dtypes       bound into that emptied site-packages: the only packages
-    the worker's own code     /sandbox/grading/instructor: the few modules it runs
+    the worker's own code     /sandbox/grading/instructor: the few modules it runs, compiled
     the package to run        /sandbox/package: the release's, the submission laid over it
 
 and a /tmp, /proc and /dev of its own. Nothing else exists for it: not the course, the
@@ -21,6 +21,7 @@ which it does before it imports a line of the submission.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -155,13 +156,20 @@ def where_loaded(library: str) -> str:
     return os.path.join(os.path.realpath(os.path.dirname(library)), os.path.basename(library))
 
 
+def bytecode_of(tree: str, modules: tuple[str, ...]) -> list[str]:
+    """The files of bytecode compiled for `modules` in the tree `tree` (paths in it): what the
+    interpreter runs instead of compiling each module again in every worker."""
+    cached = (importlib.util.cache_from_source(module) for module in modules)
+    return [path for path in cached if (Path(tree) / path).is_file()]
+
+
 def view(package: str, tree: str, system: tuple[tuple[str, ...], ...] = ()) -> View:
-    """The worker's file system for the package at `package`, with its own modules from the
-    judges' tree `tree`, over `system` (system_steps(), found once for a whole batch: ldd
-    takes a second or two; found here when not given)."""
+    """The worker's file system for the package at `package`, with its own modules (and
+    their bytecode) from the judges' tree `tree`, over `system` (system_steps(), found once
+    for a whole batch: ldd takes a second or two; found here when not given)."""
     steps = list(system or system_steps())
     steps += [("--ro-bind", str(Path(tree) / module), f"{GRADING}/{module}")
-              for module in WORKER_MODULES]  # fmt: skip
+              for module in (*WORKER_MODULES, *bytecode_of(tree, WORKER_MODULES))]  # fmt: skip
     steps.append(("--ro-bind", package, str(PACKAGE)))
     return View((*folders_above(steps), *steps), interpreter())
 

@@ -4,10 +4,14 @@ empty modules), intake neither hangs nor fails nor reads outside it, every stude
 result, and a well-formed submission scores exactly what the reference scores."""
 
 from __future__ import annotations
+import __future__
 
 import compileall
 import csv
+import importlib.machinery
+import importlib.util
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -19,18 +23,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from instructor.authoring.release import write_tree
+from instructor.authoring.release import solved_source, write_tree
 from instructor.grading import GradingOptions, grade_batch, students_in
 from instructor.grading.batch import OUTPUT_FILES, shown
 from instructor.grading.intake import MAX_DEPTH, MAX_MODULE_BYTES, assemble, submission_digest
-from instructor.grading.setup import RELEASE_TREE_EXCLUDED
+from instructor.grading.setup import JUDGE_TREE_EXCLUDED, RELEASE_TREE_EXCLUDED
 from instructor.grading.spreadsheet import safe_cell
+from instructor.sandbox.allowlist import GRADING, PACKAGE, WORKER_MODULES, bwrap_command, view
 from tenxor.course.catalog import BY_ID
 from tests.tooling.submissions import ROOT, STORAGE, complete_submission
 from tests.tooling.test_grading import AS_ROOT, EXAMPLES, LIMITS
 
 pytestmark = pytest.mark.provided
 
+FUTURE = "from __future__ import annotations"
 DEEP = 1200  # folders nested in a submission beside its modules
 
 
@@ -188,28 +194,70 @@ def test_a_package_runs_each_submitted_module_and_the_releases_bytecode_of_the_o
 ):
     """A submitted module the size of its stub, written in the same second as the release's
     bytecode (which Python checks against a source's time and size): the package runs the
-    submitted module, not the stub's bytecode, and keeps the release's for the others."""
+    submitted module, from bytecode intake compiled as importing compiles it (no future
+    import of intake's own leaks into it), and keeps the release's for the others."""
     release = tmp_path / "release"
     write_tree(ROOT, release, RELEASE_TREE_EXCLUDED)
     compileall.compile_dir(release / "tenxor", quiet=2)
     stub = (release / STORAGE).read_text(encoding="utf-8")
     submitted = stub.replace("Chapter 1: storage.", "CHAPTER 1: STORAGE.", 1)
+    submitted = submitted.replace(FUTURE, "import __future__  # no postponing", 1)
     assert len(submitted) == len(stub) and submitted != stub
     (tmp_path / "submission" / "tenxor").mkdir(parents=True)
     (tmp_path / "submission" / STORAGE).write_text(submitted, encoding="utf-8")
     package = tmp_path / "package"
     assembly = assemble(release, tmp_path / "submission", package)
     assert assembly.taken == [STORAGE], assembly
-    stamp = (release / STORAGE).stat()
-    os.utime(package / STORAGE, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    cached = {path.name.split(".")[0] for path in (package / "tenxor" / "__pycache__").iterdir()}
-    modules = {path.stem for path in (package / "tenxor").glob("*.py")}
-    assert cached == modules - {"storage"}, f"modules with bytecode: {sorted(cached)}"
+    for module in (package / "tenxor").glob("*.py"):
+        kept = module.name != "storage.py"
+        cached = Path(importlib.util.cache_from_source(str(module)))
+        released = release / "tenxor" / "__pycache__" / cached.name
+        assert (cached.read_bytes() == released.read_bytes()) == kept, module.name
+    loader = importlib.machinery.SourceFileLoader("tenxor.storage", str(package / STORAGE))
+    loader.source_to_code = lambda *arguments: pytest.fail("storage.py was compiled again")
+    code = loader.get_code("tenxor.storage")
+    assert code.co_filename == str(package / STORAGE)
+    assert not code.co_flags & __future__.annotations.compiler_flag, "intake's future leaked"
+    assert code.co_code == compile(submitted, "storage.py", "exec", dont_inherit=True).co_code
     shown = subprocess.run(
         [sys.executable, "-B", "-c", "import tenxor.storage; print(tenxor.storage.__doc__)"],
         cwd=package, capture_output=True, text=True,
     )  # fmt: skip
     assert shown.stdout.startswith("CHAPTER 1: STORAGE."), shown.stdout + shown.stderr
+
+
+# Imports, in a worker's view, every module a worker runs of its own and of the package.
+IMPORT_ALL = f"""
+import importlib, sys
+sys.path[:0] = [{str(GRADING)!r}, {str(PACKAGE)!r}]
+for module in {[path.removesuffix(".py").replace("/", ".") for path in WORKER_MODULES]!r}:
+    importlib.import_module(module.removesuffix(".__init__"))
+importlib.import_module("tenxor")
+"""
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="bubblewrap builds the worker's view as root")
+def test_a_worker_compiles_none_of_its_modules_or_the_packages(tmp_path: Path):
+    """In the view a batch's workers run in, every module of the worker's own and of the
+    submission's package is run from bytecode compiled once for the batch (grading's set-up
+    compiles the judges' tree, intake the submitted modules): `python -v` names a file of
+    bytecode as the code of each, and no source."""
+    judges, release = tmp_path / "judge", tmp_path / "release"
+    write_tree(ROOT, judges, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
+    write_tree(ROOT, release, RELEASE_TREE_EXCLUDED)
+    for package in (judges / "instructor", release / "tenxor"):
+        compileall.compile_dir(package, quiet=2)
+    complete_submission(tmp_path / "submission")
+    assemble(release, tmp_path / "submission", tmp_path / "package")
+    seen = view(str(tmp_path / "package"), str(judges))
+    command = [*bwrap_command(seen, 16), seen.interpreter, "-I", "-B", "-v", "-c", IMPORT_ALL]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    code_from = re.findall(r"^# code object from '?(/sandbox/[^'\n]+)'?$", done.stderr, re.M)
+    ours = {*WORKER_MODULES, *(f"tenxor/{p.name}" for p in (release / "tenxor").glob("*.py"))}
+    wanted = {f"{GRADING if m in WORKER_MODULES else PACKAGE}/{m}" for m in ours}
+    cached = {importlib.util.cache_from_source(module) for module in wanted}
+    assert set(code_from) == cached, f"compiled in the worker: {sorted(set(code_from) - cached)}"
 
 
 def test_a_student_folder_that_is_a_link_is_refused_and_the_batch_goes_on(tmp_path: Path):
