@@ -35,7 +35,7 @@ from instructor.authoring.pyodide import (
 )
 from instructor.authoring.site import SETUP_TAG, STAND_INS, build_site
 from instructor.sandbox.exposure import course_secrets, held_in_archive
-from tenxor.course.catalog import BY_ID, EXERCISE_FILES
+from tenxor.course.catalog import BY_ID, CATALOG, EXERCISE_FILES
 from tests.tooling.browser import DevTools, chromium
 from tests.tooling.submissions import ROOT, restore
 
@@ -208,9 +208,10 @@ def solved_strides(site: Path, scratch: Path) -> str:
 
 
 def grade_zip(path: Path, out: Path) -> dict:
-    """`tenxor-instructor grade` on a hand-in zip: its results.json."""
+    """`tenxor-instructor grade` on a hand-in zip, chapter 2 of it (the hand-in is on trial
+    here, not the exercises): its results.json."""
     command = [sys.executable, "-m", "instructor.cli", "grade", str(path), "--out", str(out),
-               "--course", str(ROOT), "--examples", "10"]  # fmt: skip
+               "--course", str(ROOT), "--examples", "10", "--chapter", "2"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     return json.loads((out / "results.json").read_text(encoding="utf-8"))
@@ -266,6 +267,8 @@ def test_a_learner_checks_solves_reloads_and_hands_in_offline(site, learner, tmp
     learner.wait_for(typeset, "the equations of notebook 06 to be typeset (with no CDN)")
     results = grade_zip(downloaded, tmp_path / "grades")
     assert results["score"] == pytest.approx(BY_ID["2.1"].points), results["output"]
+    chapter_2 = {item.id for item in CATALOG if item.chapter.number == 2}
+    assert set(results["extra_data"]["exercises"]) == chapter_2, results["extra_data"]
     asked = learner.asked_by_pages()
     outside = sorted(u for u in asked if not u.startswith((learner.served.address, "data:")))
     assert not outside and len(asked) > 50, (len(asked), outside[:10])
