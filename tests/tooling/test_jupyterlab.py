@@ -23,6 +23,7 @@ from .test_notebooks import NOTEBOOKS, ROOT
 
 pytestmark = pytest.mark.provided
 
+APP = "window.jupyterapp"  # the lab's application (the server exposes it: expose_app_in_browser)
 DIAGRAMS = ".jp-NotebookPanel .jp-OutputArea-output img"
 CELLS = ".jp-NotebookPanel .jp-Cell"
 # Lab settings: render every cell, not only those scrolled into view; fetch no news.
@@ -61,7 +62,8 @@ def lab(tmp_path_factory) -> Iterator[tuple[str, Path]]:
                "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
                "--IdentityProvider.token=", f"--ServerApp.root_dir={home / 'course'}",
                f"--LabApp.user_settings_dir={write_settings(home / 'settings')}",
-               f"--LabApp.workspaces_dir={home / 'workspaces'}"]  # fmt: skip
+               f"--LabApp.workspaces_dir={home / 'workspaces'}",
+               "--LabApp.expose_app_in_browser=True"]  # fmt: skip
     log = (home / "lab.log").open("w")
     server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=environment)
     url = f"http://127.0.0.1:{port}"
@@ -106,11 +108,18 @@ def stored(notebook: Path) -> tuple[int, int]:
 
 
 def open_notebook(browser: DevTools, lab: tuple[str, Path], notebook: Path) -> tuple[int, int]:
-    """Open a notebook of the lab's folder; its numbers of cells and of diagrams once shown."""
+    """Open a notebook of the lab's folder in place of the one open (the lab is loaded once,
+    for the first); its numbers of cells and of diagrams once shown."""
     url, folder = lab
     cells, diagrams = stored(notebook)
     path = notebook.relative_to(folder).as_posix()
-    browser.call("Page.navigate", url=f"{url}/lab/tree/{path}?reset")
+    if browser.evaluate(f"typeof {APP} === 'object'"):  # the lab is loaded: close, then open
+        browser.evaluate(f"Array.from({APP}.shell.widgets('main')).forEach(w => w.dispose())")
+        assert browser.wait_for("!document.querySelector('.jp-NotebookPanel')", seconds=30)
+        opening = json.dumps({"path": path})
+        browser.evaluate(f"{APP}.commands.execute('docmanager:open', {opening}).then(() => true)")
+    else:
+        browser.call("Page.navigate", url=f"{url}/lab/tree/{path}?reset")
     shown = (
         f"document.querySelectorAll('{CELLS}').length === {cells} && "
         f"[...document.querySelectorAll('{DIAGRAMS}')].filter(i => i.complete && i.naturalWidth)"
