@@ -167,15 +167,24 @@ def test_a_cgroups_cpu_quota_is_read_in_either_hierarchy(tmp_path, files, cpus):
     assert folder_quota(tmp_path) == cpus, files
 
 
-def graded_by_gradescope(root: Path, environment: dict[str, str], fixture: Fixture) -> dict:
-    """run_autograder on a fixture submission, in Gradescope's default container: its
-    results.json."""
+def graded_by_gradescope(
+    root: Path, environment: dict[str, str], fixture: Fixture, chapter: int | None = None
+) -> dict:
+    """run_autograder on a fixture submission, in Gradescope's default container (its
+    grading command told to grade `chapter` alone, where one is named): its results.json."""
     shutil.rmtree(root / "submission", ignore_errors=True)
     shutil.rmtree(root / "results", ignore_errors=True)
     fixture.build(root / "submission")
+    script = root / "source" / "run_autograder"
+    arguments = [str(script)]
+    if chapter is not None:  # the script's own commands, its grading told the chapter
+        examples = '--examples "${TENXOR_EXAMPLES:-100}"'
+        commands = script.read_text(encoding="utf-8")
+        assert examples in commands, commands
+        arguments = ["-c", commands.replace(examples, f"{examples} --chapter {chapter}")]
     with gradescope_container() as prefix:
         graded = subprocess.run(
-            [*prefix, shutil.which("bash") or "/bin/bash", str(root / "source" / "run_autograder")],
+            [*prefix, shutil.which("bash") or "/bin/bash", *arguments],
             capture_output=True, text=True, env=environment, timeout=1200,
         )  # fmt: skip
     assert graded.returncode == 0, graded.stdout + graded.stderr
@@ -187,13 +196,17 @@ def graded_by_gradescope(root: Path, environment: dict[str, str], fixture: Fixtu
 def test_a_complete_submission_scores_full_and_a_copycat_nothing(installed):
     """Through the real setup.sh and run_autograder, within 0.5 CPU and 768 MB: the
     reference's modules earn every point; modules that run the installed course's copy of
-    themselves earn none (that copy is the release's)."""
+    themselves earn none (that copy is the release's: chapter 1 shows it, each exercise
+    module copying alike)."""
     root, environment = installed
     total = sum(item.points for item in CATALOG)
     results = graded_by_gradescope(root, environment, Fixture("complete", (), (), ""))
     assert results["score"] == pytest.approx(total)
     assert sum(entry["max_score"] for entry in results["tests"]) == pytest.approx(total)
-    results = graded_by_gradescope(root, environment, Fixture("copycat", (copycat,), (), ""))
+    copying = Fixture("copycat", (copycat,), (), "")
+    results = graded_by_gradescope(root, environment, copying, chapter=1)
+    chapter_1 = {item.id for item in CATALOG if item.chapter.number == 1}
+    assert set(results["extra_data"]["exercises"]) == chapter_1, results["extra_data"]
     assert results["score"] == 0, results["output"]
 
 
