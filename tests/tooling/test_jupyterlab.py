@@ -115,7 +115,8 @@ def open_notebook(browser: DevTools, lab: tuple[str, Path], notebook: Path) -> t
     path = notebook.relative_to(folder).as_posix()
     if browser.evaluate(f"typeof {APP} === 'object'"):  # the lab is loaded: close, then open
         browser.evaluate(f"Array.from({APP}.shell.widgets('main')).forEach(w => w.dispose())")
-        assert browser.wait_for("!document.querySelector('.jp-NotebookPanel')", seconds=30)
+        closed = browser.wait_for("!document.querySelector('.jp-NotebookPanel')", seconds=30)
+        assert closed, f"the notebook open before {path} was still shown 30 s after closing"
         opening = json.dumps({"path": path})
         browser.evaluate(f"{APP}.commands.execute('docmanager:open', {opening}).then(() => true)")
     else:
