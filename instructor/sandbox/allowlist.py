@@ -86,20 +86,50 @@ def interpreter_folders() -> tuple[str, tuple[str, ...]]:
     return os.path.realpath(stdlib), tuple(os.path.realpath(site) for site in sites)
 
 
+def listed_libraries(listing: str) -> list[str]:
+    """The libraries a listing of ldd's format names ("name => path (address)", or the
+    path alone for the loader), those that exist."""
+    found = []
+    for line in listing.splitlines():
+        words = line.split()
+        path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""
+        if path.startswith("/") and os.path.isfile(path):
+            found.append(path)
+    return found
+
+
+def dynamic_loader(executable: str) -> str | None:
+    """The dynamic loader that runs `executable`: the one library ldd lists by its path
+    alone (None where ldd names none)."""
+    done = subprocess.run(["ldd", executable], capture_output=True, text=True)
+    alone = [line.split() for line in done.stdout.splitlines() if "=>" not in line]
+    return next((words[0] for words in alone if words and words[0].startswith("/")), None)
+
+
 def shared_libraries(programs: list[Path]) -> list[str]:
     """The shared libraries that `programs` (executables and extension modules) load, as the
-    dynamic loader finds them (ldd), the loader itself included."""
+    dynamic loader finds them, the loader itself included. The loader lists each program's
+    (`--list`, what ldd runs for each file, without a shell around every one); ldd lists them
+    where the loader is not found."""
+    loader = dynamic_loader(str(programs[0]))
+    commands = (
+        [[loader, "--list", str(program)] for program in programs]
+        if loader
+        else [["ldd", *map(str, programs[at : at + 64])] for at in range(0, len(programs), 64)]
+    )
     found: dict[str, None] = {}
-    for chunk in range(0, len(programs), 64):
-        done = subprocess.run(
-            ["ldd", *map(str, programs[chunk : chunk + 64])], capture_output=True, text=True
-        )
-        for line in done.stdout.splitlines():
-            words = line.split()
-            path = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""
-            if path.startswith("/") and os.path.isfile(path):
-                found[path] = None
+    for command in commands:
+        done = subprocess.run(command, capture_output=True, text=True)
+        found.update(dict.fromkeys(listed_libraries(done.stdout)))
     return list(found)
+
+
+def view_programs(stdlib: str, packages: list[Path]) -> list[Path]:
+    """What loads shared libraries in a worker's view: the interpreter, the extension
+    modules of its standard library (in `stdlib`) and of the learner's `packages`."""
+    programs = [Path(interpreter()), *Path(stdlib).rglob("*.so")]
+    return programs + [path for folder in packages for path in folder.rglob("*.so*")
+                       if path.is_file()]  # fmt: skip
 
 
 def learner_packages() -> list[Path]:
@@ -135,9 +165,7 @@ def system_steps() -> tuple[tuple[str, ...], ...]:
     if not emptied:
         raise OSError("the interpreter has no site-packages folder to give the workers")
     packages = learner_packages()
-    programs = [Path(executable), *Path(stdlib).rglob("*.so")]
-    programs += [path for folder in packages for path in folder.rglob("*.so*") if path.is_file()]
-    libraries = shared_libraries(programs)
+    libraries = shared_libraries(view_programs(stdlib, packages))
     steps = [("--ro-bind", stdlib, stdlib), ("--ro-bind", executable, executable)]
     steps += [("--ro-bind", library, where_loaded(library)) for library in libraries
               if not under(library, [stdlib, *map(str, packages)])]  # fmt: skip

@@ -20,6 +20,13 @@ import pytest
 from instructor.authoring.regions import regions_in
 from instructor.authoring.release import solved_source, write_release
 from instructor.grading.setup import GradingRefused, grading_setup
+from instructor.sandbox.allowlist import (
+    interpreter_folders,
+    learner_packages,
+    listed_libraries,
+    shared_libraries,
+    view_programs,
+)
 from instructor.sandbox.exposure import Secrets, course_secrets, exposure
 from instructor.sandbox.launcher import grading_users
 from tenxor.course.catalog import BY_ID
@@ -138,3 +145,19 @@ def test_a_batch_is_not_graded_unprotected_unless_told(tmp_path: Path):
         text=True,
     )
     assert done.returncode != 0 and "pass --unprotected to grade anyway" in done.stderr
+
+
+def test_the_views_libraries_are_those_ldd_lists():
+    """The shared libraries bound into every worker's view, found with the dynamic loader's
+    own listing of each program, are exactly those ldd lists for the same programs: the
+    interpreter and every extension module a worker may load."""
+    programs = view_programs(interpreter_folders()[0], learner_packages())
+    listed: set[str] = set()
+    for at in range(0, len(programs), 64):
+        done = subprocess.run(["ldd", *map(str, programs[at : at + 64])], capture_output=True,
+                              text=True)  # fmt: skip
+        listed |= set(listed_libraries(done.stdout))
+    found = shared_libraries(programs)
+    assert len(programs) > 100 and any("libc.so" in path for path in listed), programs[:5]
+    assert len(found) == len(set(found)), f"listed twice: {found}"
+    assert set(found) == listed, f"the loader and ldd differ on {sorted(set(found) ^ listed)}"
