@@ -5,7 +5,7 @@ PID, IPC, network and UTS namespaces and a root holding only, each read-only:
 
     the interpreter           its executable and standard library (site-packages emptied)
     the shared libraries      those the interpreter, its extension modules and the two
-                              packages load (as ldd finds them), and the loader's cache
+                              packages load (as the dynamic loader lists them), and its cache
     NumPy and ml_dtypes       bound into that emptied site-packages: the only packages
     the worker's own code     /sandbox/grading/instructor: the few modules it runs, compiled
     the package to run        /sandbox/package: the release's, the submission laid over it
@@ -108,9 +108,9 @@ def dynamic_loader(executable: str) -> str | None:
 
 def shared_libraries(programs: list[Path]) -> list[str]:
     """The shared libraries that `programs` (executables and extension modules) load, as the
-    dynamic loader finds them, the loader itself included. The loader lists each program's
-    (`--list`, what ldd runs for each file, without a shell around every one); ldd lists them
-    where the loader is not found."""
+    dynamic loader finds them, the loader itself included. The loader of the first program
+    (the interpreter) lists each program's (`--list`, what ldd runs for each file, without a
+    shell around every one); ldd lists them where that loader is not found."""
     loader = dynamic_loader(str(programs[0]))
     commands = (
         [[loader, "--list", str(program)] for program in programs]
@@ -194,7 +194,8 @@ def bytecode_of(tree: str, modules: tuple[str, ...]) -> list[str]:
 def view(package: str, tree: str, system: tuple[tuple[str, ...], ...] = ()) -> View:
     """The worker's file system for the package at `package`, with its own modules (and
     their bytecode) from the judges' tree `tree`, over `system` (system_steps(), found once
-    for a whole batch: ldd takes a second or two; found here when not given)."""
+    for a whole batch: listing the libraries takes a process per program; found here when
+    not given)."""
     steps = list(system or system_steps())
     steps += [("--ro-bind", str(Path(tree) / module), f"{GRADING}/{module}")
               for module in (*WORKER_MODULES, *bytecode_of(tree, WORKER_MODULES))]  # fmt: skip
