@@ -22,6 +22,7 @@ import os
 import subprocess
 import sys
 import venv
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent
@@ -41,8 +42,18 @@ def run(*args: str | Path) -> int:
     return subprocess.call([str(a) for a in args], cwd=ROOT)
 
 
-def set_up(extra: str) -> None:
-    """Create .venv if needed and install tenxor with `extra` whenever pyproject.toml changed."""
+def pip_install(extra: str) -> int:
+    """Install tenxor with `extra` into .venv with pip; pip's exit code."""
+    # --no-compile: Python compiles a module when it is first imported; compiling every file
+    # of every package at install, most never imported, costs a third of the install.
+    return run(
+        venv_python(), "-m", "pip", "install", "--quiet", "--no-compile", "-e", f".[{extra}]"
+    )
+
+
+def set_up(extra: str, install: Callable[[str], int] = pip_install) -> None:
+    """Create .venv if needed and install tenxor with `extra` (by `install`, pip unless told
+    otherwise) whenever pyproject.toml changed."""
     if sys.version_info < (3, 10):  # noqa: UP036 - explain instead of failing obscurely
         sys.exit(f"tenxor needs Python 3.10 or newer; this is {sys.version.split()[0]}")
     if not venv_python().exists():
@@ -53,10 +64,7 @@ def set_up(extra: str) -> None:
     if stamp.exists() and stamp.read_text() == digest:
         return
     print(f"Installing tenxor[{extra}] into .venv ...", flush=True)
-    # --no-compile: Python compiles a module when it is first imported; compiling every file
-    # of every package at install, most never imported, costs a third of the install.
-    install = ["-m", "pip", "install", "--quiet", "--no-compile", "-e", f".[{extra}]"]
-    if run(venv_python(), *install) != 0:
+    if install(extra) != 0:
         sys.exit("Installing failed; see the messages above.")
     stamp.write_text(digest)
 

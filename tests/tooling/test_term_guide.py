@@ -54,8 +54,8 @@ def test_every_command_of_the_term_guide_exists_with_its_options():
 def test_the_set_up_installs_the_instructors_extra_runs_no_test_and_says_what_next(
     monkeypatch, capsys
 ):
-    installed: list[str] = []
-    monkeypatch.setattr(course, "set_up", installed.append)
+    installed: list[tuple] = []
+    monkeypatch.setattr(course, "set_up", lambda *how: installed.append(how))
 
     def ran(*args, **kwargs):
         raise AssertionError(f"the set-up ran {args}")
@@ -65,7 +65,7 @@ def test_the_set_up_installs_the_instructors_extra_runs_no_test_and_says_what_ne
     monkeypatch.setattr(ci.subprocess, "Popen", ran)
     assert ci.main(["--set-up"]) == 0
     said = capsys.readouterr().out
-    assert installed == [ci.EXTRA] == ["dev"], installed
+    assert installed == [(ci.EXTRA, ci.uv_install)] and ci.EXTRA == "dev", installed
     named = command_lines(f"```\n{said}\n```")
     assert ["--help"] in named and ["verify"] in named, named
     for arguments in named:
@@ -74,3 +74,30 @@ def test_the_set_up_installs_the_instructors_extra_runs_no_test_and_says_what_ne
     assert "tenxor-instructor verify" in said and "A term, step by step" in said, said
     assert "python3 -m instructor.ci --set-up" in section("Set up"), "README names the set-up"
     assert ci.main(["--nonsense"]) == 2 and not installed[1:]
+
+
+@pytest.mark.parametrize(
+    "failing, steps, code",
+    [((), "fetch uv", 0), (("fetch",), "fetch pip", 0), (("uv",), "fetch uv pip", 0),
+     (("uv", "pip"), "fetch uv pip", 1)],
+)  # fmt: skip
+def test_uv_installs_the_instructors_extra_and_pip_does_where_uv_cannot(
+    monkeypatch, failing, steps, code
+):
+    """uv (which pip puts into .venv first) installs the dev extra editable into .venv; where
+    either step fails, course.py's pip install does it instead, and pip's exit code counts."""
+    python = str(course.venv_python())
+    commands = {
+        "fetch": [python, "-m", "pip", "install", "--quiet", ci.UV],
+        "uv": [python, "-m", "uv", "pip", "install", "--quiet", "--python", python, "-e", ".[dev]"],
+        "pip": [python, "-m", "pip", "install", "--quiet", "--no-compile", "-e", ".[dev]"],
+    }
+    ran: list[list[str]] = []
+
+    def run(*args):
+        ran.append([str(arg) for arg in args])
+        return 1 if any(commands[step] == ran[-1] for step in failing) else 0
+
+    monkeypatch.setattr(course, "run", run)
+    assert ci.uv_install("dev") == code, f"with {failing} failing"
+    assert ran == [commands[step] for step in steps.split()], f"with {failing} failing: {ran}"
