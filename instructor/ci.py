@@ -1,12 +1,12 @@
 """The instructor's test run, what CI runs: `python3 -m instructor.ci` in the instructor's tree.
 
-It sets up `.venv` the way the learner's `course.py` does (with the `dev` extra), compiles the
-course once for the run's many processes, lints with ruff, then runs `tenxor-instructor
-verify` (whose first gate runs every test, public and hidden) followed by `pytest --nbval` on
-the notebooks, beside the tests of the course tooling, which run side by side a file at a
-time; the reports of verify and nbval follow theirs. Under CI (CI=true) it first installs the
-Debian packages some tests need (SYSTEM_PACKAGES). It needs only the standard library: it
-runs before anything is installed.
+It sets up `.venv` with the learner's `course.py` (the `dev` extra, installed by uv, or by pip
+where uv cannot), compiles the course once for the run's many processes, lints with ruff,
+then runs `tenxor-instructor verify` (whose first gate runs every test, public and hidden)
+followed by `pytest --nbval` on the notebooks, beside the tests of the course tooling, which
+run side by side a file at a time; the reports of verify and nbval follow theirs. Under CI
+(CI=true) it first installs the Debian packages some tests need (SYSTEM_PACKAGES). It needs
+only the standard library: it runs before anything is installed.
 
     python3 -m instructor.ci                 # everything, as CI runs it
     python3 -m instructor.ci --set-up        # only set up .venv, and say what to run next
