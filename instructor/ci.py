@@ -104,10 +104,14 @@ def set_up() -> None:
         packages_installed(installing, log)
 
 
-# Compiles every installed package, on every CPU: set-up installs them uncompiled.
+# What of the installed packages the run never imports: their own tests and the copies of
+# other projects they vendor.
+NEVER_IMPORTED = r"/(tests|_vendored)/"
+# Compiles the installed packages but those, on every CPU: set-up installs them uncompiled.
 COMPILE_INSTALLED = (
-    "import compileall, sysconfig; "
-    "compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0)"
+    "import compileall, re, sysconfig; "
+    "compileall.compile_dir(sysconfig.get_paths()['purelib'], quiet=2, workers=0, "
+    f"rx=re.compile({NEVER_IMPORTED!r}))"
 )
 
 
@@ -115,14 +119,18 @@ def compile_course() -> None:
     """Compile the course's modules, the installed packages, and pytest's rewriting of the
     course's test modules, once: the run's many processes then load that bytecode instead of
     compiling the sources again each (they write none where PYTHONDONTWRITEBYTECODE is set,
-    as on many CI machines; each notebook's kernel would compile IPython anew)."""
+    as on many CI machines; each notebook's kernel would compile IPython anew). The packages
+    and the rewriting are compiled side by side, after the course they both import."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     python = str(course.venv_python())
     compiling = [python, "-m", "compileall", "-q", "tenxor", "instructor", "benchmarks"]
     installed = [python, "-c", COMPILE_INSTALLED]
     rewriting = [python, "-m", "pytest", "-p", "no:nbval", "--collect-only", "-q", "tests"]
-    for command in (compiling, installed, rewriting):
-        subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+    subprocess.run(compiling, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+    beside = [subprocess.Popen(command, cwd=ROOT, env=environment, stdout=subprocess.DEVNULL)
+              for command in (installed, rewriting)]  # fmt: skip
+    for process in beside:
+        process.wait()
 
 
 def lint() -> int:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import shlex
+import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,16 @@ def test_uv_installs_the_instructors_extra_and_pip_does_where_uv_cannot(
     monkeypatch.setattr(course, "run", run)
     assert ci.uv_install("dev") == code, f"with {failing} failing"
     assert ran == [commands[step] for step in steps.split()], f"with {failing} failing: {ran}"
+
+
+def test_what_compiling_leaves_out_of_the_installed_packages_is_never_imported():
+    """The packages' tests and vendored copies are left uncompiled; nothing this process
+    imported (pytest, hypothesis, NumPy, the course and its tooling) lies there."""
+    site = sysconfig.get_paths()["purelib"]
+    for left_out in ("numpy/_core/tests/test_umath.py", "debugpy/_vendored/force_pydevd.py"):
+        assert re.search(ci.NEVER_IMPORTED, f"{site}/{left_out}"), left_out
+    for compiled in ("numpy/testing/__init__.py", "_pytest/python.py", "hypothesis/core.py"):
+        assert not re.search(ci.NEVER_IMPORTED, f"{site}/{compiled}"), compiled
+    files = [getattr(module, "__file__", None) or "" for module in list(sys.modules.values())]
+    imported = [file for file in files if file.startswith(site)]
+    assert len(imported) > 100 and not [f for f in imported if re.search(ci.NEVER_IMPORTED, f)]
