@@ -120,7 +120,8 @@ def compile_course() -> None:
     course's test modules, once: the run's many processes then load that bytecode instead of
     compiling the sources again each (they write none where PYTHONDONTWRITEBYTECODE is set,
     as on many CI machines; each notebook's kernel would compile IPython anew). The packages
-    and the rewriting are compiled side by side, after the course they both import."""
+    and the rewriting run side by side, once the course's modules (which the rewriting
+    imports) are compiled."""
     environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     python = str(course.venv_python())
     compiling = [python, "-m", "compileall", "-q", "tenxor", "instructor", "benchmarks"]
