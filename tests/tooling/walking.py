@@ -37,7 +37,9 @@ WALK_EVERYTHING = """
 def walk_everything(needles):
     import os, stat, sys
     lines = {"".join(needle.split()).encode(): number for number, needle in enumerate(needles)}
-    installed = set()  # what the operating system's packages put there
+    # What the operating system's packages put there, each path in its folder's real place
+    # (/lib is usr/lib where the top is merged): one realpath for each folder, not each file.
+    installed, real_folders = set(), {}
     try:
         lists = [entry.path for entry in os.scandir("/var/lib/dpkg/info")
                  if entry.name.endswith(".list")]
@@ -45,7 +47,12 @@ def walk_everything(needles):
         lists = []
     for listed in lists:
         with open(listed, encoding="utf-8", errors="replace") as stream:
-            installed.update(os.path.realpath(line.strip()) for line in stream if line.strip())
+            for line in stream:
+                folder, _, name = line.strip().rpartition("/")
+                if name:
+                    if folder not in real_folders:
+                        real_folders[folder] = os.path.realpath(folder or "/")
+                    installed.add(os.path.join(real_folders[folder], name))
     handles = [path for path in sys.path if path.startswith("/proc/self/fd/")]
     files, found, writable = 0, [], []
     todo = ["/", *handles]
