@@ -35,11 +35,11 @@ OTHER_STUDENT = "answer = 7 * 0x3a9c  # another student's"
 
 WALK_EVERYTHING = """
 def walk_everything(needles):
-    import os, stat, sys
+    import functools, os, stat, sys
     lines = {"".join(needle.split()).encode(): number for number, needle in enumerate(needles)}
     # What the operating system's packages put there, each path in its folder's real place
     # (/lib is usr/lib where the top is merged): one realpath for each folder, not each file.
-    installed, real_folders = set(), {}
+    installed, real_folder = set(), functools.cache(os.path.realpath)
     try:
         lists = [entry.path for entry in os.scandir("/var/lib/dpkg/info")
                  if entry.name.endswith(".list")]
@@ -50,9 +50,7 @@ def walk_everything(needles):
             for line in stream:
                 folder, _, name = line.strip().rpartition("/")
                 if name:
-                    if folder not in real_folders:
-                        real_folders[folder] = os.path.realpath(folder or "/")
-                    installed.add(os.path.join(real_folders[folder], name))
+                    installed.add(os.path.join(real_folder(folder or "/"), name))
     handles = [path for path in sys.path if path.startswith("/proc/self/fd/")]
     files, found, writable = 0, [], []
     todo = ["/", *handles]
