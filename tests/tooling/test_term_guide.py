@@ -4,10 +4,13 @@ parses with the real tenxor-instructor parser."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -117,3 +120,30 @@ def test_what_compiling_leaves_out_of_the_installed_packages_is_never_imported()
     files = [getattr(module, "__file__", None) or "" for module in list(sys.modules.values())]
     imported = [file for file in files if file.startswith(site)]
     assert len(imported) > 100 and not [f for f in imported if re.search(ci.NEVER_IMPORTED, f)]
+
+
+def test_the_tests_scratch_is_a_folder_in_memory_as_open_as_tmp_and_gone_afterwards(
+    monkeypatch, tmp_path
+):
+    """With room in MEMORY, TMPDIR (here and in the processes started) is a fresh folder
+    there, writable by every user and sticky as /tmp, and removed with what it holds; the
+    TMPDIR before comes back. Without room, or without the folder, nothing changes."""
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    monkeypatch.setattr(ci, "MEMORY", memory)
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with ci.scratch_in_memory() as folder:
+        assert folder is not None and folder.parent == memory, folder
+        assert oct(folder.stat().st_mode & 0o7777) == oct(0o1777)
+        assert tempfile.gettempdir() == str(folder)
+        made = "import tempfile; print(tempfile.mkdtemp())"
+        started = subprocess.run([sys.executable, "-c", made], capture_output=True, text=True)
+        assert Path(started.stdout.strip()).parent == folder, started.stdout
+    assert list(memory.iterdir()) == [], "the scratch folder outlived the run"
+    assert os.environ["TMPDIR"] == str(tmp_path) and tempfile.gettempdir() == str(tmp_path)
+    for room, where in ((2**70, memory), (1, tmp_path / "no such folder")):
+        monkeypatch.setattr(ci, "MEMORY_ROOM", room)
+        monkeypatch.setattr(ci, "MEMORY", where)
+        with ci.scratch_in_memory() as folder:
+            assert folder is None and tempfile.gettempdir() == str(tmp_path), (room, where)
+    assert list(memory.iterdir()) == []
