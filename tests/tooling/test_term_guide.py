@@ -1,6 +1,7 @@
-"""The instructor's set-up installs with uv (pip where uv cannot) and runs no test, and the
-README's term guide uses only commands and options that exist: each of its command lines
-parses with the real tenxor-instructor parser."""
+"""The instructor's set-up installs with uv (pip where uv cannot) and runs no test, the
+instructor's test run keeps its tests' files in memory, and the README's term guide uses
+only commands and options that exist: each of its command lines parses with the real
+tenxor-instructor parser."""
 
 from __future__ import annotations
 
