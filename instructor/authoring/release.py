@@ -281,11 +281,13 @@ def write_tree(
     excluded: tuple[str, ...],
     rewrite: Callable[[Path], str] = stubbed_source,
     documents: Callable[[Path, Path], str | None] | None = None,
+    bytecode: bool = False,
 ) -> list[Path]:
     """Copy the course at `root` to `destination` (which must not exist yet), leaving out
     `excluded` and passing the package's modules through `rewrite` (default: stub every
     exercise); `documents(relative, source)` may give the text of any other file (None: copy
-    it as it is). The files written, relative to `destination`.
+    it as it is). With `bytecode`, each module copied as it is keeps the bytecode Python and
+    pytest compiled it to (see with_bytecode). The files written, relative to `destination`.
     """
     root, destination = root.resolve(), destination.resolve()
     check_regions(root)
@@ -297,13 +299,39 @@ def write_tree(
         target.parent.mkdir(parents=True, exist_ok=True)
         source = root / relative
         if relative.parts[0] == "tenxor" and relative.suffix == ".py":
-            target.write_text(rewrite(source), encoding="utf-8")
-        elif documents and (text := documents(relative, source)) is not None:
+            text = rewrite(source)
+        else:
+            text = documents(relative, source) if documents else None
+        if bytecode and relative.suffix == ".py" and text in (None, read_text(source)):
+            with_bytecode(source, target)
+        elif text is not None:
             target.write_text(text, encoding="utf-8")
         else:
             shutil.copyfile(source, target)
         written.append(relative)
     return written
+
+
+def read_text(path: Path) -> str | None:
+    """The text of a UTF-8 file, or None if it is not one."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def with_bytecode(module: Path, target: Path) -> None:
+    """Copy the module file `module` to `target` with the bytecode compiled from it (its
+    __pycache__ files: Python's and pytest's, which rewrites a test module's asserts), and
+    with its modification time, by which Python and pytest take the bytecode for the
+    module's, exactly as they do in `module`'s folder (bytecode that records another
+    time or size than the module's is compiled again)."""
+    shutil.copyfile(module, target)
+    made = module.stat()
+    os.utime(target, ns=(made.st_atime_ns, made.st_mtime_ns))
+    for compiled in (module.parent / "__pycache__").glob(f"{module.stem}.*.pyc"):
+        (target.parent / "__pycache__").mkdir(exist_ok=True)
+        shutil.copyfile(compiled, target.parent / "__pycache__" / compiled.name)
 
 
 def solutions_document(relative: Path, source: Path) -> str | None:

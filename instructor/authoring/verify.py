@@ -152,7 +152,7 @@ def probe_tree(root: Path, scratch: Path) -> Path:
     probe = scratch / "probe"
     if probe.exists():
         return probe
-    write_tree(root, probe, NOT_NEEDED_FOR_TESTS, rewrite=probed_source)
+    write_tree(root, probe, NOT_NEEDED_FOR_TESTS, rewrite=probed_source, bytecode=True)
     for relative in module_files(PROBE):
         (probe / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / relative, probe / relative)

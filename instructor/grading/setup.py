@@ -171,8 +171,8 @@ def grading_setup(
             os.chown(scratch, 0, users + BLOCK - 1)
             os.chmod(scratch, 0o750)
         setup = GradingSetup(course, Path(scratch), mode, limits, judges, users, profile)
-        write_tree(course, setup.judge_tree, JUDGE_TREE_EXCLUDED, rewrite=solved_source)
-        write_tree(course, setup.release_tree, RELEASE_TREE_EXCLUDED)
+        write_tree(course, setup.judge_tree, JUDGE_TREE_EXCLUDED, solved_source, bytecode=True)
+        write_tree(course, setup.release_tree, RELEASE_TREE_EXCLUDED, bytecode=True)
         if HIDDEN_FOLDERS.is_on(mode) and not ALLOWLIST.is_on(mode):
             folders = [course.resolve(), *[folder.resolve() for folder in closed]]
             why = exposure(course_secrets(course), users, folders, setup.judge_tree)
@@ -180,9 +180,10 @@ def grading_setup(
                 raise GradingRefused(f"grading did not start: {why}")
         # Its packages compiled once here: the judges, launchers and workers may not write
         # their tree's bytecode, so each would compile what it imports from it again. (The
-        # test modules get pytest's own bytecode when the tests to grade are collected; each
-        # submission's package, a copy of the release's, keeps the release's bytecode of the
-        # modules it does not replace.)
+        # trees keep the course's bytecode of the modules they copy as they are, which is not
+        # compiled again; the test modules get pytest's own bytecode when the tests to grade
+        # are collected, unless the course's came along; each submission's package, a copy
+        # of the release's, keeps the release's bytecode of the modules it does not replace.)
         for package in (setup.judge_tree / "tenxor", setup.judge_tree / "instructor",
                         setup.release_tree / "tenxor"):  # fmt: skip
             compileall.compile_dir(package, quiet=1)

@@ -30,7 +30,7 @@ def complete_submission(folder: Path) -> None:
 
 def copy_of_reference(destination: Path) -> Path:
     """A copy of the instructor's course, solutions and hidden tests included."""
-    write_tree(ROOT, destination, LOCAL_ONLY, rewrite=lambda path: path.read_text())
+    write_tree(ROOT, destination, LOCAL_ONLY, rewrite=lambda path: path.read_text(), bytecode=True)
     return destination
 
 
