@@ -6,7 +6,9 @@ solution filled in and every test passing, and a README that speaks to its reade
 
 from __future__ import annotations
 
+import compileall
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -19,12 +21,14 @@ import pytest
 from instructor.authoring.regions import MARKER, RegionError, find_regions
 from instructor.authoring.release import (
     LOCAL_ONLY,
+    NOT_NEEDED_FOR_TESTS,
     PREDICT_TAG,
     SectionError,
     course_files,
     is_check_cell,
     write_release,
     write_solutions,
+    write_tree,
 )
 from instructor.cli import main as instructor_main
 from tenxor.course.catalog import BY_ID, CATALOG, released_function
@@ -488,3 +492,57 @@ def test_course_files_lists_every_file_outside_the_excluded_entries_in_path_orde
     found = [path.as_posix() for path in course_files(tmp_path, excluded)]
     assert found == ["README.md", "tenxor/core.py", "tenxor-notes.md", "tests/hidden.txt",
                      "tests/test_x.py"]  # fmt: skip
+
+
+def compiled_from(module: Path) -> list[Path]:
+    """The __pycache__ files compiled from `module` (Python's, and pytest's for a test)."""
+    return sorted((module.parent / "__pycache__").glob(f"{module.stem}.*"))
+
+
+def bytecode_of(module: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in compiled_from(module)}
+
+
+def bytecode_times(module: Path) -> dict[str, int]:
+    return {path.name: path.stat().st_mtime_ns for path in compiled_from(module)}
+
+
+def collect(tree: Path, test_file: str) -> None:
+    """pytest's collection of one test file in `tree`, writing bytecode where it has none."""
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+               test_file]  # fmt: skip
+    done = subprocess.run(command, cwd=tree, env=environment, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_tree_keeps_bytecode_only_of_the_modules_it_copies_as_they_are(tmp_path):
+    """write_tree(bytecode=True), as grading writes its trees: a module copied as it is keeps
+    the bytecode Python and pytest compiled it to, and they take it as theirs; a module it
+    rewrites (an exercise stubbed) gets none of the course's, nor does one edited later."""
+    course = tmp_path / "course"
+    write_tree(ROOT, course, NOT_NEEDED_FOR_TESTS, rewrite=lambda path: path.read_text())
+    compileall.compile_dir(course / "tenxor", quiet=1)
+    collect(course, "tests/test_views.py")
+    kept, stubbed, test = "tenxor/core.py", BY_ID["2.1"].path, "tests/test_views.py"
+    assert bytecode_of(course / kept) and bytecode_of(course / stubbed), "nothing compiled"
+    assert any("pytest" in name for name in bytecode_of(course / test)), "no rewritten test"
+
+    tree = tmp_path / "tree"
+    write_tree(course, tree, NOT_NEEDED_FOR_TESTS, bytecode=True)  # every exercise stubbed
+    assert bytecode_of(tree / kept) == bytecode_of(course / kept)
+    assert bytecode_of(tree / test) == bytecode_of(course / test)
+    assert bytecode_of(tree / stubbed) == {}, "the course's bytecode came with a rewritten module"
+
+    carried = {**bytecode_times(tree / kept), **bytecode_times(tree / test)}
+    compileall.compile_dir(tree / "tenxor", quiet=1)
+    collect(tree, test)
+    assert {**bytecode_times(tree / kept), **bytecode_times(tree / test)} == carried, (
+        "Python or pytest compiled again a module whose bytecode came along"
+    )
+    assert bytecode_of(tree / stubbed) != bytecode_of(course / stubbed) != {}
+
+    with (tree / kept).open("a", encoding="utf-8") as module:
+        module.write("\nEDITED = True\n")
+    compileall.compile_dir(tree / "tenxor", quiet=1)
+    assert bytecode_of(tree / kept) != bytecode_of(course / kept), "an edit was not compiled"
