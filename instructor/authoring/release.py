@@ -302,7 +302,7 @@ def write_tree(
             text = rewrite(source)
         else:
             text = documents(relative, source) if documents else None
-        if bytecode and relative.suffix == ".py" and text in (None, read_text(source)):
+        if bytecode and relative.suffix == ".py" and (text is None or text == read_text(source)):
             with_bytecode(source, target)
         elif text is not None:
             target.write_text(text, encoding="utf-8")
@@ -320,16 +320,21 @@ def read_text(path: Path) -> str | None:
         return None
 
 
+def compiled_files(module: Path) -> list[Path]:
+    """The bytecode files compiled from the module file `module` in its folder's
+    __pycache__: Python's, and pytest's for a test module whose asserts it rewrote."""
+    return sorted((module.parent / "__pycache__").glob(f"{module.stem}.*.pyc"))
+
+
 def with_bytecode(module: Path, target: Path) -> None:
-    """Copy the module file `module` to `target` with the bytecode compiled from it (its
-    __pycache__ files: Python's and pytest's, which rewrites a test module's asserts), and
-    with its modification time, by which Python and pytest take the bytecode for the
-    module's, exactly as they do in `module`'s folder (bytecode that records another
-    time or size than the module's is compiled again)."""
+    """Copy the module file `module` to `target` with the bytecode compiled from it
+    (compiled_files), and with its modification time, by which Python and pytest take that
+    bytecode for the module's, exactly as they do in `module`'s folder (bytecode that
+    records another time or size than the module's is compiled again)."""
     shutil.copyfile(module, target)
     made = module.stat()
     os.utime(target, ns=(made.st_atime_ns, made.st_mtime_ns))
-    for compiled in (module.parent / "__pycache__").glob(f"{module.stem}.*.pyc"):
+    for compiled in compiled_files(module):
         (target.parent / "__pycache__").mkdir(exist_ok=True)
         shutil.copyfile(compiled, target.parent / "__pycache__" / compiled.name)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
 
+from instructor.authoring.release import compiled_files
 from tenxor.course.catalog import EXERCISE_FILES
 
 EXERCISE_MODULES = EXERCISE_FILES  # what is taken from a submission: these files
@@ -219,7 +220,7 @@ def put(tree: Path, modules: dict[str, bytes]) -> None:
     for module, data in modules.items():
         path = tree / module
         path.write_bytes(data)
-        for cached in (path.parent / "__pycache__").glob(f"{path.stem}.*.pyc"):
+        for cached in compiled_files(path):
             cached.unlink()
 
 
