@@ -15,6 +15,7 @@ In layers, each importing only those above it:
 
     credit      the partial-credit rules (cases, functions, all-or-nothing) as pure scoring
     intake      the exercise modules taken from a submission, and what became of its files
+    preloaded   the batch's starter: forks its judges with their libraries imported once
     setup       the sandbox mode, the judge's tree and the folders a worker must not see
     judge_run   the judges' runs and their report logs read as data; the examples' recorders
     gradescope  the results.json of one submission: entries, summary, protections, limits

@@ -41,6 +41,7 @@ from tenxor.course.engine.upstream import HYPOTHESIS_PLUGIN
 from tenxor.course.failure import Failure
 
 from .intake import Assembly
+from .preloaded import Started, Starter
 from .setup import GradingSetup
 
 # The judge runs only the course's own code; these bound it in case of a fault of its own.
@@ -57,21 +58,22 @@ class Judges:
     workers and close their groups. Once stopping, no judge starts."""
 
     lock = threading.Lock()
-    running: set[subprocess.Popen] = set()
+    running: set[subprocess.Popen | Started] = set()
     stopping = False
 
     @classmethod
-    def start(cls, *arguments: Any) -> subprocess.Popen:
-        """engine.start(*arguments), registered; JudgesStopped once stopping."""
+    def start(cls, starter: Starter | None, *arguments: Any) -> subprocess.Popen | Started:
+        """starter.start(*arguments) (engine.start(*arguments) without a starter),
+        registered; JudgesStopped once stopping."""
         with cls.lock:
             if cls.stopping:
                 raise JudgesStopped("grading was interrupted")
-            process = start(*arguments)
+            process = starter.start(*arguments) if starter else start(*arguments)
             cls.running.add(process)
             return process
 
     @classmethod
-    def finished(cls, process: subprocess.Popen) -> None:
+    def finished(cls, process: subprocess.Popen | Started) -> None:
         with cls.lock:
             cls.running.discard(process)
 
@@ -100,12 +102,13 @@ def judged(
     output_path: Path,
     profile: str,
     settings: dict[str, str],
+    starter: Starter | None,
     meanwhile: Callable[[], None] = lambda: None,
 ) -> int:
-    """Run a judge process to its end, its output into `output_path`, calling `meanwhile`
-    every POLL_SECONDS while it runs; its exit code."""
+    """Run a judge process (forked by `starter`, where there is one) to its end, its output
+    into `output_path`, calling `meanwhile` every POLL_SECONDS while it runs; its exit code."""
     with output_path.open("wb") as output:
-        process = Judges.start(command, tree, output, JUDGE_LIMITS, profile, settings)
+        process = Judges.start(starter, command, tree, output, JUDGE_LIMITS, profile, settings)
         try:
             while True:
                 try:
@@ -134,7 +137,9 @@ def readable_as_the_tree(folder: Path) -> None:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
+def reference_tests(
+    tree: Path, selection: list[str], starter: Starter | None = None
+) -> dict[str, str]:
     """The tests (and their exercises) collected from a tree of the instructor's tests (the
     course, or the judges' copy of it): what is graded. Collecting writes pytest's rewritten
     test modules into the tree, and hypothesis's record of the constants in the tree's
@@ -142,7 +147,8 @@ def reference_tests(tree: Path, selection: list[str]) -> dict[str, str]:
     (they may not write their tree)."""
     options = ["--collect-only", f"--ignore={tree / TOOLING_TESTS}"]
     options += ["-p", HYPOTHESIS_PLUGIN, *grading_options(selection)]
-    run = run_tests(tree, options, settings={**JUDGE_SETTINGS, "PYTHONDONTWRITEBYTECODE": ""})
+    settings = {**JUDGE_SETTINGS, "PYTHONDONTWRITEBYTECODE": ""}
+    run = run_tests(tree, options, settings=settings, starts=starter.start if starter else start)
     readable_as_the_tree(tree / HYPOTHESIS_FOLDER)
     if run.problem or run.collect_errors or not run.collected:
         problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
@@ -158,7 +164,8 @@ def import_problems(setup: GradingSetup, packages: list[Path], slot: int) -> lis
         configs = [setup.config(package, slot).to_json() for package in packages]
         (folder / "configs.json").write_text(json.dumps(configs), encoding="utf-8")
         command = [sys.executable, "-c", CHECK_IMPORTS, str(setup.judge_tree), str(folder)]
-        judged(command, setup.judge_tree, folder / "output.txt", "ci", JUDGE_SETTINGS)
+        output = folder / "output.txt"
+        judged(command, setup.judge_tree, output, "ci", JUDGE_SETTINGS, setup.starter)
         try:
             problems = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -358,8 +365,9 @@ def run_judges(
         recorded = [] if processes > 1 else [str(path) for path in setup.examples]
         settings.update(TENXOR_RECORDED=json.dumps(recorded), TENXOR_RECORD="")  # none inherited
         returncode = judged(
-            command, setup.judge_tree, output_path, setup.profile, settings, hand_on_ended
-        )
+            command, setup.judge_tree, output_path, setup.profile, settings, setup.starter,
+            hand_on_ended,
+        )  # fmt: skip
         hand_on_ended()
         for index in range(len(packages)):
             if index not in done:
@@ -408,7 +416,8 @@ def record_share(
         settings["TENXOR_RECORD"] = json.dumps(
             {"file": str(written), "share": share, "shares": shares}
         )
-        judged(command, setup.judge_tree, folder / "output.txt", setup.profile, settings)
+        output = folder / "output.txt"
+        judged(command, setup.judge_tree, output, setup.profile, settings, setup.starter)
         if not written.is_file():
             return None
         examples = setup.scratch / f"examples-{share}.pickle"

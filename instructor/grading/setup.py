@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from instructor.authoring.release import NOT_NEEDED_FOR_TESTS, solved_source, write_tree
+from instructor.grading.preloaded import Starter
 from instructor.sandbox.interface import (
     ALLOWLIST,
     BLOCK,
@@ -64,6 +65,7 @@ class GradingSetup:
     profile: str = "ci"  # the hypothesis profile of the tests (tests/conftest.py)
     slots: queue.Queue = field(default_factory=queue.Queue)
     examples: list[Path] = field(default_factory=list)  # the batch's recorded examples
+    starter: Starter | None = None  # what forks the batch's judges (grading.preloaded)
 
     @property
     def judge_tree(self) -> Path:
@@ -189,4 +191,5 @@ def grading_setup(
             compileall.compile_dir(package, quiet=1)
         for slot in range(slots):
             setup.slots.put(slot)
+        setup.starter = claimed.enter_context(Starter(setup.scratch, profile))
         yield setup

@@ -73,7 +73,7 @@ WRITTEN_LAYERS: Layers = [
     ("instructor.grading.judge", "instructor.grading.autograder"),
     ("instructor.grading.fingerprints", "instructor.grading.shards"),  # what a grade depends
     # on, and which share of a batch a machine grades
-    ("instructor.grading.intake",),
+    ("instructor.grading.intake", "instructor.grading.preloaded"),
     ("instructor.grading.setup",),
     ("instructor.grading.judge_run", "instructor.grading.gradescope"),
     ("instructor.grading.student_report",),  # a student's report.html, from their results

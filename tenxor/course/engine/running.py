@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
@@ -151,6 +152,17 @@ def child_environment(profile: str) -> dict[str, str]:
     return environment
 
 
+def started_environment(
+    limits: Limits, profile: str, settings: dict[str, str] | None, parent: int
+) -> dict[str, str]:
+    """The environment of a child that start() starts: a test process's, the memory cap of
+    `limits`, the process it dies with (`parent`), and `settings` added."""
+    environment = child_environment(profile)
+    environment.update(TENXOR_MEMORY_MB=str(limits.memory_mb), TENXOR_PARENT=str(parent))
+    environment.update(settings or {})
+    return environment
+
+
 def start(
     command: list[str],
     root: Path,
@@ -168,9 +180,7 @@ def start(
     python, flag, script, *arguments = command
     if flag != "-c":
         raise ValueError(f"start() runs a Python script given with -c, not {command[:2]}")
-    environment = child_environment(profile)
-    environment.update(TENXOR_MEMORY_MB=str(limits.memory_mb), TENXOR_PARENT=str(os.getpid()))
-    environment.update(settings or {})
+    environment = started_environment(limits, profile, settings, os.getpid())
     return subprocess.Popen(
         [python, "-c", LIMITED + script, *arguments],
         cwd=root,
@@ -309,11 +319,12 @@ def run_tests(
     profile: str = "ci",
     only: list[str] | None = None,
     settings: dict[str, str] | None = None,
+    starts: Callable[..., subprocess.Popen] = start,
 ) -> Run:
     """Run pytest on the course tree at `root` and return every test's result, resuming after
     a test that kills or hangs the process (after two such tests of one exercise, its other
     tests fail unrun); tests that never ran are recorded as "not run". `settings` are added
-    to the test process's environment."""
+    to the test process's environment; `starts` starts each test process, as start() does."""
     run, started = Run(), time.monotonic()
     deadline = started + limits.run_seconds
     crashes: dict[str, int] = {}  # exercise -> tests of it that ended or hung the process
@@ -325,7 +336,7 @@ def run_tests(
             with pytest_process.output_path.open("ab") as output:
                 command = pytest_process.command(pytest_args, remaining, limits)
                 named = {**ONLY_NAMED_PLUGINS, **(settings or {})}
-                process = start(command, root, output, limits, profile, named)
+                process = starts(command, root, output, limits, profile, named)
                 pytest_process.watch(process, run, limits, deadline)
             run.output = tail(pytest_process.output_path)
             if pytest_process.finished or pytest_process.current is None:
