@@ -39,11 +39,12 @@ from tenxor.course.engine.running import LIMITED, child_environment, started_env
 
 # What a judge imports before it reads a test: imported once, by the starter.
 PRELOADED = ("numpy", "ml_dtypes", "pytest", "_hypothesis_pytestplugin", "_pytest.config")
-MESSAGE_BYTES = 1 << 20  # the most a request (a script, its arguments, folder, environment) holds
+SIZE_BYTES = 8  # a request's size, and a pid sent back, each as so many bytes, big-endian
 
 # The starter's script. It imports PRELOADED and pytest's own plugins, then serves the
-# requests that come on its standard input (a socket): it forks a process for each, sends
-# back its pid, and writes its exit code to the pipe that came with the request once it has
+# requests that come on its standard input (a socket: each request its size, with the
+# output's and the exit pipe's descriptors, then its JSON): it forks a process for each,
+# sends back its pid, and writes its exit code to the pipe that came with the request once it has
 # ended. Its input closed, it kills what it forked and still runs, and ends. A forked process
 # leaves the loop with its request and runs the request's script in place of the rest.
 SERVE = f"""\
@@ -61,6 +62,24 @@ os.set_blocking(wake, False)
 signal.set_wakeup_fd(wake)
 signal.signal(signal.SIGCHLD, lambda *_: None)
 exits, request = {{}}, None
+
+
+def end():  # the batch is over: what still runs goes with the starter
+    for pid in exits:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    os._exit(0)
+
+
+def received(size, data):  # data and what follows it on the socket: size bytes
+    while len(data) < size:
+        more = requests.recv(size - len(data))
+        if not more:
+            end()
+        data += more
+    return data
+
+
 while request is None:
     ready = select.select([requests, woken], [], [])[0]
     if woken in ready:
@@ -73,17 +92,17 @@ while request is None:
         os.close(exits.pop(pid))
     if requests not in ready:
         continue
-    message, (output, exit_pipe), _, _ = socket.recv_fds(requests, {MESSAGE_BYTES}, 2)
-    if not message:
-        for pid in exits:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)
-        os._exit(0)
+    size, descriptors, _, _ = socket.recv_fds(requests, {SIZE_BYTES}, 2)
+    if not size:
+        end()
+    size = received({SIZE_BYTES}, size)
+    output, exit_pipe = descriptors
+    message = received(int.from_bytes(size, "big"), b"")
     pid = os.fork()
     if pid:
         os.close(output)
         exits[pid] = exit_pipe
-        requests.sendall(str(pid).encode())
+        requests.sendall(pid.to_bytes({SIZE_BYTES}, "big"))
         continue
     request = json.loads(message)
     signal.set_wakeup_fd(-1)
@@ -103,7 +122,7 @@ os.environ.update(request["env"])
 sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
 sys.argv = ["-c", *request["argv"]]
 script = compile(request["script"], "<string>", "exec")
-del request, requests, exits, message, ready
+del request, requests, exits, message, size, descriptors, ready, end, received
 exec(script, {{"__name__": "__main__", "__builtins__": __builtins__}})
 """
 
@@ -157,7 +176,7 @@ class Starter:
     def connected(self) -> socket.socket:
         """The socket to the starter process, which starts at the first call."""
         if self.requests is None:
-            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
             environment = child_environment(self.profile)
             memory = str(Limits().memory_mb)  # a judge's cap, which each fork sets again
             environment.update(TENXOR_MEMORY_MB=memory, TENXOR_PARENT=str(os.getpid()))
@@ -191,15 +210,17 @@ class Starter:
                 parent = self.process.pid  # what the fork's lifeline watches: the starter
                 request["env"] = started_environment(limits, profile, settings, parent)
                 message = json.dumps(request).encode()
-                socket.send_fds(requests, [message], [output.fileno(), exit_write])
-                pid = requests.recv(64)
+                size = len(message).to_bytes(SIZE_BYTES, "big")
+                socket.send_fds(requests, [size], [output.fileno(), exit_write])
+                requests.sendall(message)
+                pid = requests.recv(SIZE_BYTES, socket.MSG_WAITALL)
         finally:
             os.close(exit_write)
-        if not pid:
+        if len(pid) < SIZE_BYTES:
             os.close(exit_read)
             ended = self.process.wait()
             raise OSError(f"the judges' starter ended ({ended}) before it started one")
-        return Started(int(pid), exit_read)
+        return Started(int.from_bytes(pid, "big"), exit_read)
 
     def close(self) -> None:
         """End the starter, and what it forked that still runs."""

@@ -20,7 +20,9 @@ from tenxor.course.engine import Limits, start
 pytestmark = pytest.mark.provided
 
 LIMITS = Limits(memory_mb=3000)
-SETTINGS = {"TENXOR_SETTING": "set for this run", "PYTHONDONTWRITEBYTECODE": ""}
+# Three settings of 100 kB: a request larger than a socket's buffer holds at once.
+LARGE = {f"TENXOR_LARGE_{n}": "x" * 100_000 for n in range(3)}
+SETTINGS = {"TENXOR_SETTING": "set for this run", "PYTHONDONTWRITEBYTECODE": "", **LARGE}
 # What a process tells of itself; its first argument is the folder it writes that to.
 SELF_REPORT = """\
 import json, os, resource, sys
@@ -76,6 +78,7 @@ def test_a_forked_process_sees_what_a_started_one_sees(tmp_path):
     assert forked_environment.pop("TENXOR_PARENT") == str(starter.process.pid)
     assert forked_environment == environment
     assert environment["TENXOR_SETTING"] == "set for this run"
+    assert {name: environment[name] for name in LARGE} == LARGE
     assert environment["TENXOR_HYPOTHESIS_PROFILE"] == "ci-quick"
     assert forked["course modules"] == started["course modules"] == []
     assert forked_printed == printed == "printed\nand said\n"
