@@ -88,7 +88,8 @@ while request is None:
         pid, status = os.waitpid(-1, os.WNOHANG)
         if pid == 0:
             break
-        os.write(exits[pid], str(os.waitstatus_to_exitcode(status)).encode())
+        with contextlib.suppress(BrokenPipeError):  # its requester is gone: no one to tell
+            os.write(exits[pid], str(os.waitstatus_to_exitcode(status)).encode())
         os.close(exits.pop(pid))
     if requests not in ready:
         continue
