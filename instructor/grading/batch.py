@@ -639,5 +639,5 @@ def grade_batch(
         course, batch.closed_to_workers(), o.limits, o.jobs, o.sandbox, o.profile, allowed, grouped
     ) as setup:
         batch.report(protections_in_brief(setup.mode))
-        batch.grade(setup, reference_tests(setup.judge_tree, selection, setup.starter), credit)
+        batch.grade(setup, reference_tests(setup.judge_tree, selection, setup.starts), credit)
     return batch.write_gradebook()

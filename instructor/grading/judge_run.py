@@ -41,7 +41,7 @@ from tenxor.course.engine.upstream import HYPOTHESIS_PLUGIN
 from tenxor.course.failure import Failure
 
 from .intake import Assembly
-from .preloaded import Started, Starter
+from .preloaded import Started, Starts
 from .setup import GradingSetup
 
 # The judge runs only the course's own code; these bound it in case of a fault of its own.
@@ -62,13 +62,12 @@ class Judges:
     stopping = False
 
     @classmethod
-    def start(cls, starter: Starter | None, *arguments: Any) -> subprocess.Popen | Started:
-        """starter.start(*arguments) (engine.start(*arguments) without a starter),
-        registered; JudgesStopped once stopping."""
+    def start(cls, starts: Starts, *arguments: Any) -> subprocess.Popen | Started:
+        """starts(*arguments), registered; JudgesStopped once stopping."""
         with cls.lock:
             if cls.stopping:
                 raise JudgesStopped("grading was interrupted")
-            process = starter.start(*arguments) if starter else start(*arguments)
+            process = starts(*arguments)
             cls.running.add(process)
             return process
 
@@ -102,13 +101,13 @@ def judged(
     output_path: Path,
     profile: str,
     settings: dict[str, str],
-    starter: Starter | None,
+    starts: Starts,
     meanwhile: Callable[[], None] = lambda: None,
 ) -> int:
-    """Run a judge process (forked by `starter`, where there is one) to its end, its output
+    """Run a judge process, started by `starts` (GradingSetup.starts), to its end, its output
     into `output_path`, calling `meanwhile` every POLL_SECONDS while it runs; its exit code."""
     with output_path.open("wb") as output:
-        process = Judges.start(starter, command, tree, output, JUDGE_LIMITS, profile, settings)
+        process = Judges.start(starts, command, tree, output, JUDGE_LIMITS, profile, settings)
         try:
             while True:
                 try:
@@ -137,9 +136,7 @@ def readable_as_the_tree(folder: Path) -> None:
         path.chmod(0o755 if path.is_dir() else 0o644)
 
 
-def reference_tests(
-    tree: Path, selection: list[str], starter: Starter | None = None
-) -> dict[str, str]:
+def reference_tests(tree: Path, selection: list[str], starts: Starts = start) -> dict[str, str]:
     """The tests (and their exercises) collected from a tree of the instructor's tests (the
     course, or the judges' copy of it): what is graded. Collecting writes pytest's rewritten
     test modules into the tree, and hypothesis's record of the constants in the tree's
@@ -148,7 +145,7 @@ def reference_tests(
     options = ["--collect-only", f"--ignore={tree / TOOLING_TESTS}"]
     options += ["-p", HYPOTHESIS_PLUGIN, *grading_options(selection)]
     settings = {**JUDGE_SETTINGS, "PYTHONDONTWRITEBYTECODE": ""}
-    run = run_tests(tree, options, settings=settings, starts=starter.start if starter else start)
+    run = run_tests(tree, options, settings=settings, starts=starts)
     readable_as_the_tree(tree / HYPOTHESIS_FOLDER)
     if run.problem or run.collect_errors or not run.collected:
         problems = "; ".join(f"{p}: {m}" for p, m in run.collect_errors.items()) or run.problem
@@ -165,7 +162,7 @@ def import_problems(setup: GradingSetup, packages: list[Path], slot: int) -> lis
         (folder / "configs.json").write_text(json.dumps(configs), encoding="utf-8")
         command = [sys.executable, "-c", CHECK_IMPORTS, str(setup.judge_tree), str(folder)]
         output = folder / "output.txt"
-        judged(command, setup.judge_tree, output, "ci", JUDGE_SETTINGS, setup.starter)
+        judged(command, setup.judge_tree, output, "ci", JUDGE_SETTINGS, setup.starts)
         try:
             problems = json.loads((folder / "problems.json").read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -365,7 +362,7 @@ def run_judges(
         recorded = [] if processes > 1 else [str(path) for path in setup.examples]
         settings.update(TENXOR_RECORDED=json.dumps(recorded), TENXOR_RECORD="")  # none inherited
         returncode = judged(
-            command, setup.judge_tree, output_path, setup.profile, settings, setup.starter,
+            command, setup.judge_tree, output_path, setup.profile, settings, setup.starts,
             hand_on_ended,
         )  # fmt: skip
         hand_on_ended()
@@ -417,7 +414,7 @@ def record_share(
             {"file": str(written), "share": share, "shares": shares}
         )
         output = folder / "output.txt"
-        judged(command, setup.judge_tree, output, setup.profile, settings, setup.starter)
+        judged(command, setup.judge_tree, output, setup.profile, settings, setup.starts)
         if not written.is_file():
             return None
         examples = setup.scratch / f"examples-{share}.pickle"

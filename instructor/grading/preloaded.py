@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -156,6 +157,10 @@ class Started:
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.pid, signal.SIGKILL)
+
+
+# What starts a test process of grading as engine.start does: a starter's start, or start.
+Starts = Callable[..., subprocess.Popen | Started]
 
 
 class Starter:

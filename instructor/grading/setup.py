@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from instructor.authoring.release import NOT_NEEDED_FOR_TESTS, solved_source, write_tree
-from instructor.grading.preloaded import Starter
+from instructor.grading.preloaded import Starter, Starts
 from instructor.sandbox.interface import (
     ALLOWLIST,
     BLOCK,
@@ -34,6 +34,7 @@ from instructor.sandbox.interface import (
     usable_cpus,
 )
 from tenxor.course.catalog import EXERCISE_MODULES, RECORDS
+from tenxor.course.engine import start
 
 GRADING_LIMITS = SandboxLimits()
 EXAMPLES = {"10": "ci-quick", "100": "ci", "1000": "ci-thorough"}  # per property test
@@ -66,6 +67,12 @@ class GradingSetup:
     slots: queue.Queue = field(default_factory=queue.Queue)
     examples: list[Path] = field(default_factory=list)  # the batch's recorded examples
     starter: Starter | None = None  # what forks the batch's judges (grading.preloaded)
+
+    @property
+    def starts(self) -> Starts:
+        """What starts the batch's test processes, as engine.start does: its starter's fork,
+        or engine.start itself where the set-up has no starter (one made by hand)."""
+        return self.starter.start if self.starter else start
 
     @property
     def judge_tree(self) -> Path:
