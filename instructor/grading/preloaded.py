@@ -45,9 +45,9 @@ SIZE_BYTES = 8  # a request's size, and a pid sent back, each as so many bytes, 
 # The starter's script. It imports PRELOADED and pytest's own plugins, then serves the
 # requests that come on its standard input (a socket: each request its size, with the
 # output's and the exit pipe's descriptors, then its JSON): it forks a process for each,
-# sends back its pid, and writes its exit code to the pipe that came with the request once it has
-# ended. Its input closed, it kills what it forked and still runs, and ends. A forked process
-# leaves the loop with its request and runs the request's script in place of the rest.
+# sends back its pid, and once that process has ended writes its exit code to the pipe that
+# came with the request. Its input closed, it kills what it forked and still runs, and ends.
+# A forked process leaves the loop with its request and runs the request's script instead.
 SERVE = f"""\
 import contextlib, gc, importlib, json, os, select, signal, socket, sys
 for name in {PRELOADED!r}:
