@@ -37,6 +37,8 @@ report = {
     "reads": sys.stdin.read(),
     "course modules": sorted(m for m in sys.modules if m.split(".")[0] in
                              ("tenxor", "instructor", "tests")),
+    "judges' libraries": sorted(m for m in ("hypothesis", "ml_dtypes", "numpy", "pytest",
+                                            "pytest_timeout") if m in sys.modules),
 }
 print("printed", flush=True)
 print("and said", file=sys.stderr, flush=True)
@@ -81,6 +83,9 @@ def test_a_forked_process_sees_what_a_started_one_sees(tmp_path):
     assert {name: environment[name] for name in LARGE} == LARGE
     assert environment["TENXOR_HYPOTHESIS_PROFILE"] == "ci-quick"
     assert forked["course modules"] == started["course modules"] == []
+    # What a judge imports first is there before a fork runs, and only then.
+    libraries = ["hypothesis", "ml_dtypes", "numpy", "pytest", "pytest_timeout"]
+    assert (forked["judges' libraries"], started["judges' libraries"]) == (libraries, [])
     assert forked_printed == printed == "printed\nand said\n"
     assert forked_code == code == 0
 
