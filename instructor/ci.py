@@ -31,9 +31,11 @@ from instructor.entry_points import CI, CLI
 
 ROOT = Path(course.__file__).resolve().parent
 
-# One test process per core and one more: the Gradescope tests hold their grader to half a
-# CPU, and a process waiting on them would leave its core idle.
-TOOLING_PROCESSES = (os.cpu_count() or 1) + 1
+# One test process per core and two more: many tests wait (on the Gradescope grader held to
+# half a CPU, on Slurm's scheduling, on a browser), and a process waiting would leave its
+# core idle. On 2 cores the tooling tests alone took 7:01 with 4 processes (the cores idle
+# 20 s in all), 7:16 with 3 (idle 37 s).
+TOOLING_PROCESSES = (os.cpu_count() or 1) + 2
 EXTRA = "dev"  # the instructor's run also lints, grades and checks notebooks
 # Debian's packages that tests need, each with the commands that show it is installed:
 # Chromium for the browser tests, Slurm and munge for the test of grading as a job array.
