@@ -41,8 +41,13 @@ from tenxor.course.engine.running import LIMITED, child_environment, started_env
 # What a judge imports before it reads a test, and hypothesis, which the tests' conftest
 # imports first (after its pytest plugin, as in any pytest run): imported once, by the starter.
 PRELOADED = (
-    *("numpy", "ml_dtypes", "pytest", "_hypothesis_pytestplugin", "hypothesis"),
-    *("pytest_timeout", "_pytest.config"),
+    "numpy",
+    "ml_dtypes",
+    "pytest",
+    "_hypothesis_pytestplugin",
+    "hypothesis",
+    "pytest_timeout",
+    "_pytest.config",
 )
 SIZE_BYTES = 8  # a request's size, and a pid sent back, each as so many bytes, big-endian
 
