@@ -2,10 +2,10 @@
 
 It sets up `.venv` with the learner's `course.py` (the `dev` extra, installed by uv, or by pip
 where uv cannot), compiles the course once for the run's many processes, lints with ruff,
-then runs `tenxor-instructor verify` (whose first gate runs every test, public and hidden)
-followed by `pytest --nbval` on the notebooks, beside the tests of the course tooling, which
-run side by side a file at a time; the reports of verify and nbval follow theirs. The tests
-make their files in memory (a folder of /dev/shm), where the machine has room. Under CI
+then runs `tenxor-instructor verify` (whose first gate runs every test, public and hidden,
+and whose last runs every notebook under nbval) beside the tests of the course tooling,
+which run side by side a file at a time; verify's report follows theirs. The tests make
+their files in memory (a folder of /dev/shm), where the machine has room. Under CI
 (CI=true) it first installs the Debian packages some tests need (SYSTEM_PACKAGES). It needs
 only the standard library: it runs before anything is installed.
 
@@ -21,7 +21,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from unittest import mock
@@ -184,41 +183,28 @@ def scratch_in_memory() -> Iterator[Path | None]:
             tempfile.tempdir = None
 
 
-def verify_steps() -> list[list[str]]:
-    """verify, then the notebooks under nbval (each in a fresh kernel)."""
-    python = str(course.venv_python())
-    steps = [[python, "-m", CLI, "verify", "--course", str(ROOT)]]
-    if (ROOT / "notebooks").exists():
-        steps.append([python, "-m", "pytest", "--nbval", "notebooks"])
-    return steps
+def verify_command() -> list[str]:
+    """verify, whose gates run every test and every notebook (under nbval, each in a fresh
+    kernel with its chapter finished)."""
+    return [str(course.venv_python()), "-m", CLI, "verify", "--course", str(ROOT)]
 
 
-def run_beside_the_tooling(steps: list[list[str]]) -> int:
-    """Run `steps` one after another beside the tooling's test files (side by side, a file
-    per process: a file's tests share their module-wide set-ups); print the steps' reports
-    after the tooling's. The first failing exit code (1 when a step never ran)."""
-    codes: list[int] = []
+def run_beside_the_tooling(command: list[str]) -> int:
+    """Run `command` beside the tooling's test files (side by side, a file per process: a
+    file's tests share their module-wide set-ups); print its report after the tooling's.
+    Its exit code if it failed, else the tooling's."""
     with tempfile.TemporaryFile() as report:
-
-        def one_after_another() -> None:
-            for step in steps:
-                done = subprocess.run(step, cwd=ROOT, stdout=report, stderr=subprocess.STDOUT)
-                codes.append(done.returncode)
-
-        beside = threading.Thread(target=one_after_another)
-        beside.start()
+        beside = subprocess.Popen(command, cwd=ROOT, stdout=report, stderr=subprocess.STDOUT)
         processes = ["-n", str(TOOLING_PROCESSES), "--dist", "loadfile", "--no-loadscope-reorder"]
         plugins = ["-p", "no:nbval"]  # its tests run nbval in processes of their own
         tooling = course.run(
             course.venv_python(), "-m", "pytest", *plugins, *processes, "tests/tooling"
         )
-        beside.join()
+        code = beside.wait()
         report.seek(0)
         sys.stdout.buffer.write(report.read())
         sys.stdout.flush()
-    if len(codes) < len(steps):
-        return 1  # a step never ran: nothing proves the course
-    return next((code for code in codes if code != 0), tooling)
+    return code or tooling
 
 
 NEXT_STEPS = f"""\
@@ -232,7 +218,7 @@ USAGE = f"usage: python3 -m {CI} [--set-up]"
 
 
 def main(argv: list[str]) -> int:
-    """Set up, compile, lint, then verify and the notebooks beside the tooling's tests; with
+    """Set up, compile, lint, then verify beside the tooling's tests; with
     --set-up, only set up (.venv with the `dev` extra) and say what to run next."""
     if argv == ["--set-up"]:
         course.set_up(EXTRA, uv_install)
@@ -245,10 +231,10 @@ def main(argv: list[str]) -> int:
     compile_course()
     if lint() != 0:
         return 1
-    print("verify and the notebooks run beside the tooling's tests; their reports follow.")
+    print("verify runs beside the tooling's tests; its report follows theirs.")
     sys.stdout.flush()
     with scratch_in_memory():
-        return run_beside_the_tooling(verify_steps())
+        return run_beside_the_tooling(verify_command())
 
 
 if __name__ == "__main__":

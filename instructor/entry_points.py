@@ -13,6 +13,7 @@ SWEEPER = "instructor.sandbox.os_calls"  # as root, kills every process of a blo
 EXPOSURE = "instructor.sandbox.exposure"  # checks, as a worker's user, what it could read
 JUDGE = "instructor.grading.judge"  # the pytest plugin that decides every result of grading
 PROBE = "instructor.authoring.probe"  # the pytest plugin verify probes the stubbed package with
+CELL_FINDINGS = "instructor.authoring.cell_findings"  # the pytest plugin of verify's nbval runs
 CLI = "instructor.cli"  # the `tenxor-instructor` command
 CI = "instructor.ci"  # the instructor's test run, and the instructor's set-up
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import importlib
+import json
 import os
 import shutil
 import signal
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from instructor.entry_points import PROBE, module_files
+from instructor.entry_points import CELL_FINDINGS, PROBE, module_files
 from tenxor.course.catalog import (
     BY_ID,
     CATALOG,
@@ -57,6 +58,7 @@ from tenxor.course.catalog import (
     tests_of,
 )
 from tenxor.course.engine import (
+    BOOTSTRAP,
     ISOLATE,
     UNFINISHED,
     Limits,
@@ -449,20 +451,76 @@ def chapter_tree(root: Path, destination: Path, chapter: Chapter) -> Path:
     return destination
 
 
+def isolated(notebook: Path, tree: Path) -> list[int]:
+    """Put a set-up cell in front of `notebook` (in place) that makes its kernel import the
+    package of `tree` and nothing installed; the notebook's position (counting from 1) of
+    each code cell nbval numbers, in nbval's order (the set-up cell, code cell 0, first)."""
+    import nbformat
+
+    document = nbformat.read(notebook, as_version=4)
+    setup = nbformat.v4.new_code_cell(ISOLATE.replace("sys.argv.pop(1)", repr(str(tree))))
+    document.cells.insert(0, setup)  # never run when stored: nbval compares none of its output
+    nbformat.write(document, notebook)
+    return [position for position, cell in enumerate(document.cells) if cell.cell_type == "code"]
+
+
+# The tree of the instructor package running this, whose cell_findings plugin nbval loads.
+INSTRUCTOR_TREE = Path(__file__).resolve().parents[2]
+CELL_SECONDS = 120  # nbval's limit for one cell
+
+
+def nbval_findings(notebooks: list[Path], scratch: Path) -> tuple[list[dict], str]:
+    """Run `notebooks` under nbval, each in a fresh kernel, comparing every stored output
+    but those of cells tagged to be ignored; the failed cells (cell_findings' records), and
+    pytest's output when it could not run them at all (else "")."""
+    findings = scratch / "cell-findings.jsonl"
+    command = [sys.executable, "-c", BOOTSTRAP, str(INSTRUCTOR_TREE), "-p", CELL_FINDINGS]
+    command += ["--nbval", f"--nbval-cell-timeout={CELL_SECONDS}", "-p", "no:cacheprovider"]
+    command += ["--color=no", "-q", f"--cell-findings={findings}", *map(str, notebooks)]
+    done = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
+    lines = findings.read_text(encoding="utf-8").splitlines() if findings.exists() else []
+    found = [json.loads(line) for line in lines]
+    ran = done.returncode == 0 or (done.returncode == 1 and found)
+    return found, "" if ran else (done.stdout + done.stderr).strip()[-2000:]
+
+
+def cell_problem(name: str, position: int, finding: dict) -> str:
+    """A problem of gate 6: the cell at `position` (counting from 1) of notebook `name`
+    failed as cell_findings' `finding` says."""
+    where = f"{name}: cell {position} (counting from 1)"
+    if finding["raised"]:
+        ename, evalue = finding["raised"]
+        return f"{where} raised {ename}: {evalue}; the exercises up to this chapter are done"
+    if finding["difference"]:
+        return (f"{where} shows other output than the notebook stores (nbval: "
+                f"{finding['difference']}, the stored output first); run the notebook again "
+                "and save it")  # fmt: skip
+    return f"{where} failed: {finding['why']}"
+
+
 def gate_chapters(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Gate:
-    """Gate 6: for every chapter k, notebook k runs top to bottom without an error in a tree
-    where the exercises of chapters up to k are done and the later ones are not."""
+    """Gate 6: for every chapter k, notebook k runs top to bottom under nbval, reproducing its
+    stored outputs, in a tree where the exercises of chapters up to k are done and the later
+    ones are not."""
     notebooks = scope.notebooks(root)
-    gate = Gate("chapters", f"{len(notebooks)} notebooks, each with its chapter finished")
+    gate = Gate("chapters", f"{len(notebooks)} notebooks, each with its chapter finished, "
+                "under nbval")  # fmt: skip
+    positions: dict[str, tuple[str, list[int]]] = {}
     for name in notebooks:
         chapter = chapter_of_notebook(name)
         tree = chapter_tree(root, scratch / f"chapter-{chapter.number}", chapter)
-        document, error = execute_notebook(tree / name, tree)
-        if error is not None:
-            gate.problems.append(
-                f"{name}: cell {first_error_cell(document)} (counting from 1) raised "
-                f"{error.ename}: {error.evalue}; the exercises up to this chapter are done"
-            )
+        positions[str((tree / name).resolve())] = (name, isolated(tree / name, tree))
+    if not positions:
+        return gate
+    found, failure = nbval_findings(list(map(Path, positions)), scratch)
+    if failure:
+        gate.problems.append(f"nbval could not run the notebooks: {failure}")
+    first: dict[str, dict] = {}
+    for finding in sorted(found, key=lambda finding: finding["code_cell"]):
+        first.setdefault(str(Path(finding["notebook"]).resolve()), finding)
+    for path, finding in first.items():
+        name, cells = positions[path]
+        gate.problems.append(cell_problem(name, cells[finding["code_cell"]], finding))
     return gate
 
 

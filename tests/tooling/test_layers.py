@@ -52,7 +52,8 @@ WRITTEN_LAYERS: Layers = [
     # import nothing (the worker loads them before it confines itself)
     ("instructor", "instructor.authoring", "instructor.sandbox", "instructor.entry_points"),
     # authoring: turning the instructor's tree into a course
-    ("instructor.authoring.regions", "instructor.authoring.probe"),
+    ("instructor.authoring.regions", "instructor.authoring.probe",
+     "instructor.authoring.cell_findings"),
     ("instructor.authoring.release",),
     ("instructor.authoring.verify",),
     # the sandbox: first what the worker loads (the standard library only), then the worker

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from instructor.authoring.verify import describe, region_problems, verify
@@ -149,6 +150,40 @@ def test_creating_printing_listing_and_copying_need_no_exercise(tmp_path):
     )
     (gate,) = verify(course, ("notebooks",), say=lambda line: None)
     assert gate.passed, describe(gate)
+
+
+def numpy_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The strides, in elements, of a row-major array of `shape`, as NumPy lays it out."""
+    array = np.zeros(shape)
+    return tuple(step // array.itemsize for step in array.strides)
+
+
+def test_the_chapter_gate_holds_each_notebook_to_its_stored_outputs(tmp_path):
+    """A cell whose stored output the run with its chapter finished does not reproduce is
+    named (counting every cell, markdown too) with both outputs; a cell that reproduces its
+    stored output passes."""
+    course = copy_of_course(tmp_path / "course")
+    stored, printed_now = "(3, 9)\n", f"{numpy_strides((2, 3))}\n"
+    right = numpy_strides((4, 5))
+    printed = nbformat.v4.new_output("stream", name="stdout", text=stored)
+    shown = nbformat.v4.new_output("execute_result", {"text/plain": repr(right)}, execution_count=3)
+    document = nbformat.v4.new_notebook()
+    document.cells = [
+        nbformat.v4.new_markdown_cell("# Strides"),
+        nbformat.v4.new_code_cell("from tenxor.strides import contiguous_strides"),
+        nbformat.v4.new_code_cell("print(contiguous_strides((2, 3)))", execution_count=2,
+                                  outputs=[printed]),
+        nbformat.v4.new_code_cell("contiguous_strides((4, 5))", execution_count=3, outputs=[shown]),
+    ]  # fmt: skip
+    (course / "notebooks").mkdir()
+    nbformat.write(document, course / "notebooks" / "02_strides.ipynb")
+    (gate,) = verify(course, ("chapters",), say=lambda line: None)
+    assert gate.problems == [
+        "notebooks/02_strides.ipynb: cell 3 (counting from 1) shows other output than the "
+        "notebook stores (nbval: mismatch 'stdout' assert reference_output == test_output "
+        f"failed: {stored!r} == {printed_now!r}, the stored output first); "
+        "run the notebook again and save it"
+    ], describe(gate)
 
 
 def test_the_chapter_gate_runs_each_notebook_with_its_chapter_done_and_later_ones_not(tmp_path):
