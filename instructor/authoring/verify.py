@@ -17,7 +17,8 @@
    exercise with nothing but NotImplementedErrors that name exercises.
 6. chapters: a learner who has finished chapter k can run notebook k top to bottom: in a tree
    where the exercises of chapters up to k are the reference and every later one is a stub,
-   no cell of notebook k raises, predictions and timings included.
+   no cell of notebook k raises, predictions and timings included, and every cell shows its
+   stored output again (nbval runs it; cells tagged nbval-ignore-output are not compared).
 """
 
 from __future__ import annotations
@@ -339,6 +340,13 @@ def first_check_cell(document: Any) -> int | None:
     return None
 
 
+def setup_cell(tree: Path) -> Any:
+    """A code cell that makes a kernel import the package of `tree`, and nothing installed."""
+    import nbformat
+
+    return nbformat.v4.new_code_cell(ISOLATE.replace("sys.argv.pop(1)", repr(str(tree))))
+
+
 def execute_notebook(notebook: Path, tree: Path) -> tuple[Any, Any]:
     """Run a notebook in a fresh kernel on the package of `tree`, from its own folder, until
     its first error; the executed notebook (a set-up cell added in front) and that error
@@ -348,8 +356,7 @@ def execute_notebook(notebook: Path, tree: Path) -> tuple[Any, Any]:
     from nbclient.exceptions import CellExecutionError
 
     document = nbformat.read(notebook, as_version=4)
-    setup = ISOLATE.replace("sys.argv.pop(1)", repr(str(tree)))
-    document.cells.insert(0, nbformat.v4.new_code_cell(setup))
+    document.cells.insert(0, setup_cell(tree))
     client = NotebookClient(
         document, timeout=120, kernel_name="python3", extra_arguments=KERNEL_QUIET
     )
@@ -452,16 +459,15 @@ def chapter_tree(root: Path, destination: Path, chapter: Chapter) -> Path:
 
 
 def isolated(notebook: Path, tree: Path) -> list[int]:
-    """Put a set-up cell in front of `notebook` (in place) that makes its kernel import the
-    package of `tree` and nothing installed; the notebook's position (counting from 1) of
-    each code cell nbval numbers, in nbval's order (the set-up cell, code cell 0, first)."""
+    """Put setup_cell(tree) in front of `notebook` (in place). For each code cell, in nbval's
+    numbering (the set-up cell is its cell 0), its place in the notebook as it was, counting
+    every cell from 1 (the set-up cell's place is 0)."""
     import nbformat
 
     document = nbformat.read(notebook, as_version=4)
-    setup = nbformat.v4.new_code_cell(ISOLATE.replace("sys.argv.pop(1)", repr(str(tree))))
-    document.cells.insert(0, setup)  # never run when stored: nbval compares none of its output
+    document.cells.insert(0, setup_cell(tree))  # stored unrun: nbval compares no output of it
     nbformat.write(document, notebook)
-    return [position for position, cell in enumerate(document.cells) if cell.cell_type == "code"]
+    return [place for place, cell in enumerate(document.cells) if cell.cell_type == "code"]
 
 
 # The tree of the instructor package running this, whose cell_findings plugin nbval loads.
@@ -484,10 +490,10 @@ def nbval_findings(notebooks: list[Path], scratch: Path) -> tuple[list[dict], st
     return found, "" if ran else (done.stdout + done.stderr).strip()[-2000:]
 
 
-def cell_problem(name: str, position: int, finding: dict) -> str:
-    """A problem of gate 6: the cell at `position` (counting from 1) of notebook `name`
-    failed as cell_findings' `finding` says."""
-    where = f"{name}: cell {position} (counting from 1)"
+def cell_problem(name: str, place: int, finding: dict) -> str:
+    """A problem of gate 6: the cell at `place` (counting from 1) of notebook `name` failed
+    as cell_findings' `finding` says."""
+    where = f"{name}: cell {place} (counting from 1)"
     if finding["raised"]:
         ename, evalue = finding["raised"]
         return f"{where} raised {ename}: {evalue}; the exercises up to this chapter are done"
@@ -505,22 +511,22 @@ def gate_chapters(root: Path, scratch: Path, scope: Scope = EVERY_CHAPTER) -> Ga
     notebooks = scope.notebooks(root)
     gate = Gate("chapters", f"{len(notebooks)} notebooks, each with its chapter finished, "
                 "under nbval")  # fmt: skip
-    positions: dict[str, tuple[str, list[int]]] = {}
+    places: dict[str, tuple[str, list[int]]] = {}
     for name in notebooks:
         chapter = chapter_of_notebook(name)
         tree = chapter_tree(root, scratch / f"chapter-{chapter.number}", chapter)
-        positions[str((tree / name).resolve())] = (name, isolated(tree / name, tree))
-    if not positions:
+        places[str((tree / name).resolve())] = (name, isolated(tree / name, tree))
+    if not places:
         return gate
-    found, failure = nbval_findings(list(map(Path, positions)), scratch)
+    found, failure = nbval_findings(list(map(Path, places)), scratch)
     if failure:
         gate.problems.append(f"nbval could not run the notebooks: {failure}")
     first: dict[str, dict] = {}
     for finding in sorted(found, key=lambda finding: finding["code_cell"]):
         first.setdefault(str(Path(finding["notebook"]).resolve()), finding)
-    for path, finding in first.items():
-        name, cells = positions[path]
-        gate.problems.append(cell_problem(name, cells[finding["code_cell"]], finding))
+    for path, (name, cells) in places.items():
+        if path in first:
+            gate.problems.append(cell_problem(name, cells[first[path]["code_cell"]], first[path]))
     return gate
 
 
