@@ -19,11 +19,19 @@ import pytest
 
 OPTION = "--cell-findings"
 DIFFERENCE_CHARACTERS = 600  # of nbval's account of two outputs that differ
-DIFF_MARKS = ("- ", "+ ", "? ", "-\n", "+\n")
+DIFF_MARKS = ("-", "+", "?")  # what begins each line of a line-by-line diff
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(OPTION, metavar="PATH", help="write each failed notebook cell to PATH")
+
+
+def without_diff(account: list[str]) -> str:
+    """nbval's account of two outputs that differ, on one line: the stored value and the
+    new one (each a repr on a line of its own), without the line-by-line diff of the two
+    that follows them (lines that begin with "-", "+" or "?")."""
+    kept = [line.strip() for line in account if not line.strip().startswith(DIFF_MARKS)]
+    return " ".join(line for line in kept if line)
 
 
 def finding(item: Any, error: BaseException) -> dict[str, Any]:
@@ -31,16 +39,12 @@ def finding(item: Any, error: BaseException) -> dict[str, Any]:
     outputs = item.test_outputs or []
     raised = next((o for o in outputs if o.get("output_type") == "error"), None)
     account = "\n".join(getattr(item, "comparison_traceback", [])).splitlines()
-    # nbval gives the stored value and the new one, each a repr on a line of its own, then
-    # a line-by-line diff of the two (lines that start with "- ", "+ " or "? "): left out.
-    kept = [line.strip() for line in account if not line.strip().startswith(DIFF_MARKS)]
-    difference = " ".join(line for line in kept if line)
     return {
         "notebook": str(item.path),
         "code_cell": item.cell_num,
         "raised": [raised["ename"], raised["evalue"]] if raised else None,
         "why": str(error),
-        "difference": difference[:DIFFERENCE_CHARACTERS],
+        "difference": without_diff(account)[:DIFFERENCE_CHARACTERS],
     }
 
 
