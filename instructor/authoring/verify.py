@@ -330,6 +330,7 @@ def gate_catalog(root: Path, reference: Run) -> Gate:
 # The kernel's own log keeps to errors: its warnings (that it talks over TCP on this machine)
 # are no finding of verify's, and would bury its findings.
 KERNEL_QUIET = ["--IPKernelApp.log_level=ERROR"]
+CELL_SECONDS = 120  # how long a notebook's cell may run, under nbclient or nbval
 
 
 def first_check_cell(document: Any) -> int | None:
@@ -358,7 +359,7 @@ def execute_notebook(notebook: Path, tree: Path) -> tuple[Any, Any]:
     document = nbformat.read(notebook, as_version=4)
     document.cells.insert(0, setup_cell(tree))
     client = NotebookClient(
-        document, timeout=120, kernel_name="python3", extra_arguments=KERNEL_QUIET
+        document, timeout=CELL_SECONDS, kernel_name="python3", extra_arguments=KERNEL_QUIET
     )
     client.resources = {"metadata": {"path": str(notebook.parent)}}
     try:
@@ -472,7 +473,6 @@ def isolated(notebook: Path, tree: Path) -> list[int]:
 
 # The tree of the instructor package running this, whose cell_findings plugin nbval loads.
 INSTRUCTOR_TREE = Path(__file__).resolve().parents[2]
-CELL_SECONDS = 120  # nbval's limit for one cell
 
 
 def nbval_findings(notebooks: list[Path], scratch: Path) -> tuple[list[dict], str]:
